@@ -1,0 +1,480 @@
+/*
+ * cudis_op.h - the batch every store executes, and the semantics of each
+ * operation, written once.
+ *
+ * A batch is an array of cudis_op records whose key and value bytes live in
+ * one packed input buffer; the store writes one cudis_result per op and packs
+ * returned values into one output buffer. Multi-key commands become several
+ * ops. Operations in one batch may run in any order and concurrently: the
+ * caller (the server's batcher) never puts two ops on the same key into one
+ * batch when either of them writes. Several reads of one key may share a
+ * batch.
+ *
+ * What an op does to one key is decided by cudis_plan_op(), a pure function
+ * of (op, the key's current value and expiry, the clock). Every store (the
+ * CCHT on host and device, the exact baselines) calls it while it holds the
+ * key (lock, or optimistic read), then carries out the returned plan. So
+ * every engine has the same semantics by construction, and the CUDA kernels
+ * compile the same code (CUDIS_HD).
+ *
+ * A store executes an op like this:
+ *   1. look the key up; expired entries count as absent (cur.found = false);
+ *   2. cudis_plan_op(op, in, &cur, now, max_val_len, &plan, &res);
+ *      a negative return is the op's error: store it in res.status, stop;
+ *   3. if plan.return_old: reserve cur.val_len bytes of the out buffer
+ *      (atomically add to batch->out_len); if that passes out_cap, set
+ *      res.status = CUDIS_E_OUTBUF, res.val_len = needed length, and do
+ *      NOTHING else (the caller re-runs the op with a bigger buffer);
+ *      otherwise copy the old value there, set res.val_off/val_len and
+ *      CUDIS_R_VALUE;
+ *   4. carry out plan.action: WRITE a new value of plan.new_len bytes built
+ *      by cudis_plan_build() with expiry plan.expire_ms (never in place: a
+ *      new chunk, then publish), SETEXP (only the expiry changes), DELETE;
+ *      if the write cannot get memory, res.status = CUDIS_E_FULL (or
+ *      CUDIS_E_NOMEM) and the old value stays;
+ *   5. if plan.touch (or the op wrote), refresh the key's recency; count a
+ *      hit or a miss when plan.lookup is set.
+ */
+#ifndef CUDIS_OP_H
+#define CUDIS_OP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cudis_err.h"
+#include "cudis_hd.h"
+
+/* ------------------------------------------------------------------------
+ * Operations
+ * ---------------------------------------------------------------------- */
+
+enum cudis_op_code {
+    CUDIS_OP_GET = 1,  /* value; F_DEL (GETDEL), F_SETEXP/F_PERSIST (GETEX) */
+    CUDIS_OP_SET,      /* F_NX F_XX F_KEEPTTL F_GET; expire_ms (0 = none) */
+    CUDIS_OP_DEL,      /* remove */
+    CUDIS_OP_EXISTS,   /* presence; F_TOUCH also refreshes recency (TOUCH) */
+    CUDIS_OP_INCRBY,   /* arg = delta; missing key counts as 0; keeps expiry */
+    CUDIS_OP_APPEND,   /* append value; creates the key; keeps expiry */
+    CUDIS_OP_SETRANGE, /* arg = offset; overwrite from offset, zero-padding; keeps expiry */
+    CUDIS_OP_EXPIRE,   /* expire_ms absolute; F_NX F_XX F_GT F_LT; past time deletes */
+    CUDIS_OP_PERSIST,  /* remove the expiry */
+    CUDIS_OP_TTL,      /* report the expiry in res.num */
+    CUDIS_OP__COUNT
+};
+
+#define CUDIS_F_NX 0x0001      /* SET: only if absent. EXPIRE: only if no expiry */
+#define CUDIS_F_XX 0x0002      /* SET: only if present. EXPIRE: only if it has one */
+#define CUDIS_F_GT 0x0004      /* EXPIRE: only if later than the current (none = infinite) */
+#define CUDIS_F_LT 0x0008      /* EXPIRE: only if earlier than the current */
+#define CUDIS_F_KEEPTTL 0x0010 /* SET: keep the existing expiry */
+#define CUDIS_F_GET 0x0020     /* SET: also return the old value */
+#define CUDIS_F_DEL 0x0040     /* GET: delete after reading (GETDEL) */
+#define CUDIS_F_SETEXP 0x0080  /* GET: set expiry to expire_ms (GETEX EX/PX/EXAT/PXAT) */
+#define CUDIS_F_PERSIST 0x0100 /* GET: remove the expiry (GETEX PERSIST) */
+#define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
+
+typedef struct cudis_op {
+    uint8_t code;      /* enum cudis_op_code */
+    uint8_t reserved;
+    uint16_t flags;    /* CUDIS_F_* */
+    uint32_t key_len;
+    uint64_t key_off;  /* key bytes at batch->in + key_off */
+    uint64_t val_off;  /* value bytes (SET, APPEND, SETRANGE) at batch->in + val_off */
+    uint32_t val_len;
+    uint32_t reserved2;
+    int64_t arg;       /* INCRBY delta; SETRANGE offset (>= 0) */
+    int64_t expire_ms; /* absolute Unix ms; 0 = no expiry */
+} cudis_op;
+
+/* Result flags */
+#define CUDIS_R_FOUND 0x1 /* the key was live before the op */
+#define CUDIS_R_DONE 0x2  /* the op was applied (written, deleted, expiry changed) */
+#define CUDIS_R_VALUE 0x4 /* a value is at batch->out + val_off, val_len bytes */
+
+typedef struct cudis_result {
+    int32_t status;    /* CUDIS_OK, or a negative CUDIS_E_* for this op alone */
+    uint32_t flags;    /* CUDIS_R_* */
+    uint64_t val_off;
+    uint32_t val_len;  /* with CUDIS_E_OUTBUF: the length that did not fit */
+    uint32_t reserved;
+    /* GET, TTL: the key's expiry before the op (abs ms) or -1 for none.
+     * INCRBY: the new value. APPEND, SETRANGE: the new length. Else 0. */
+    int64_t num;
+} cudis_result;
+
+typedef struct cudis_batch {
+    const cudis_op *ops;
+    uint32_t n_ops;
+    const uint8_t *in;   /* packed key and value bytes the ops point into */
+    cudis_result *res;   /* n_ops results, filled by the store */
+    uint8_t *out;        /* returned values, packed by the store */
+    uint64_t out_cap;
+    uint64_t out_len;    /* reserved so far; updated atomically by the store.
+                          * Start at 0. May end above out_cap when some ops
+                          * returned CUDIS_E_OUTBUF. */
+    int64_t now_ms;      /* the clock every op of the batch uses for expiry */
+} cudis_batch;
+
+/* Called by scan for each live key. Return non-zero to stop early. */
+typedef int (*cudis_scan_fn)(void *arg, const uint8_t *key, uint32_t key_len,
+                             int64_t expire_ms);
+
+/* ------------------------------------------------------------------------
+ * Plans: what an op does to one key
+ * ---------------------------------------------------------------------- */
+
+/* The key as the store found it (under its lock or an optimistic read). */
+typedef struct cudis_cur {
+    bool found;           /* present and not expired */
+    const uint8_t *val;   /* current value (when found) */
+    uint32_t val_len;
+    int64_t expire_ms;    /* 0 = none */
+} cudis_cur;
+
+enum cudis_action {
+    CUDIS_ACT_NONE = 0,
+    CUDIS_ACT_WRITE,  /* store a new value (plan.new_len bytes) with plan.expire_ms */
+    CUDIS_ACT_SETEXP, /* keep the value, set the expiry to plan.expire_ms */
+    CUDIS_ACT_DELETE  /* remove the key */
+};
+
+enum cudis_seg_src {
+    CUDIS_SEG_OLD = 0, /* bytes of the current value */
+    CUDIS_SEG_ARG,     /* bytes of the op's value argument */
+    CUDIS_SEG_ZERO,    /* zero bytes (SETRANGE padding) */
+    CUDIS_SEG_NUM      /* the plan's formatted number (INCRBY) */
+};
+
+typedef struct cudis_seg {
+    uint8_t src;
+    uint32_t off;
+    uint32_t len;
+} cudis_seg;
+
+typedef struct cudis_plan {
+    uint8_t action;      /* enum cudis_action */
+    bool return_old;     /* copy the current value to the out buffer */
+    bool touch;          /* refresh recency */
+    bool lookup;         /* counts as a lookup: hit if cur.found, else miss */
+    uint8_t nseg;
+    uint8_t num_len;
+    int64_t expire_ms;   /* WRITE, SETEXP: the new expiry (0 = none) */
+    uint32_t new_len;    /* WRITE: the new value's length */
+    cudis_seg seg[3];    /* WRITE: the new value is these segments, in order */
+    char num[24];        /* text of an INCRBY result */
+} cudis_plan;
+
+/*
+ * Redis's string2ll: a decimal int64 with an optional '-', no spaces, no '+',
+ * no leading zeros ("0" itself is fine, "-0" is not). Returns true on success.
+ */
+CUDIS_HD static inline bool cudis_str2ll(const uint8_t *s, uint32_t len, int64_t *out)
+{
+    if (len == 0 || len > 20) {
+        return false;
+    }
+    if (len == 1 && s[0] == '0') {
+        *out = 0;
+        return true;
+    }
+    uint32_t i = 0;
+    bool neg = false;
+    if (s[0] == '-') {
+        neg = true;
+        i = 1;
+        if (len == 1) {
+            return false;
+        }
+    }
+    if (s[i] < '1' || s[i] > '9') {
+        return false;
+    }
+    uint64_t v = 0;
+    for (; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return false;
+        }
+        uint64_t d = (uint64_t)(s[i] - '0');
+        if (v > (UINT64_MAX - d) / 10) {
+            return false;
+        }
+        v = v * 10 + d;
+    }
+    if (neg) {
+        if (v > (uint64_t)INT64_MAX + 1) {
+            return false;
+        }
+        *out = (int64_t)(0 - v);
+    } else {
+        if (v > (uint64_t)INT64_MAX) {
+            return false;
+        }
+        *out = (int64_t)v;
+    }
+    return true;
+}
+
+/* Decimal text of v into buf (at least 21 bytes); returns its length. */
+CUDIS_HD static inline uint32_t cudis_ll2str(int64_t v, char *buf)
+{
+    char tmp[24];
+    uint32_t n = 0;
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    do {
+        tmp[n++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u != 0);
+    uint32_t len = 0;
+    if (v < 0) {
+        buf[len++] = '-';
+    }
+    while (n > 0) {
+        buf[len++] = tmp[--n];
+    }
+    return len;
+}
+
+CUDIS_HD static inline void cudis_plan_seg(cudis_plan *p, uint8_t src, uint32_t off, uint32_t len)
+{
+    if (len > 0) {
+        p->seg[p->nseg].src = src;
+        p->seg[p->nseg].off = off;
+        p->seg[p->nseg].len = len;
+        p->nseg++;
+    }
+}
+
+/*
+ * Decide what `op` does to a key in state `cur` at time `now_ms`. Fills
+ * `plan` and the parts of `res` that do not depend on the store (flags
+ * FOUND/DONE, num). Returns CUDIS_OK or the op's error (CUDIS_E_NOTINT,
+ * CUDIS_E_OVERFLOW, CUDIS_E_VALTOOBIG, CUDIS_E_INVAL); on error nothing may
+ * change. `in` is the batch's input buffer.
+ */
+CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
+                                         const cudis_cur *cur, int64_t now_ms,
+                                         uint32_t max_val_len, cudis_plan *p,
+                                         cudis_result *res)
+{
+    p->action = CUDIS_ACT_NONE;
+    p->return_old = false;
+    p->touch = false;
+    p->lookup = false;
+    p->nseg = 0;
+    p->num_len = 0;
+    p->expire_ms = cur->found ? cur->expire_ms : 0;
+    p->new_len = 0;
+    res->status = CUDIS_OK;
+    res->flags = cur->found ? CUDIS_R_FOUND : 0;
+    res->val_off = 0;
+    res->val_len = 0;
+    res->num = 0;
+    uint32_t old_len = cur->found ? cur->val_len : 0;
+
+    switch (op->code) {
+    case CUDIS_OP_GET:
+        p->lookup = true;
+        res->num = (cur->found && cur->expire_ms != 0) ? cur->expire_ms : -1;
+        if (!cur->found) {
+            return CUDIS_OK;
+        }
+        p->return_old = true;
+        p->touch = true;
+        if (op->flags & CUDIS_F_DEL) {
+            p->action = CUDIS_ACT_DELETE;
+            res->flags |= CUDIS_R_DONE;
+        } else if (op->flags & (CUDIS_F_SETEXP | CUDIS_F_PERSIST)) {
+            int64_t e = (op->flags & CUDIS_F_PERSIST) ? 0 : op->expire_ms;
+            p->action = (e != 0 && e <= now_ms) ? CUDIS_ACT_DELETE : CUDIS_ACT_SETEXP;
+            p->expire_ms = e;
+            res->flags |= CUDIS_R_DONE;
+        }
+        return CUDIS_OK;
+
+    case CUDIS_OP_SET: {
+        if (op->flags & CUDIS_F_GET) {
+            p->return_old = cur->found;
+        }
+        if (((op->flags & CUDIS_F_NX) && cur->found) ||
+            ((op->flags & CUDIS_F_XX) && !cur->found)) {
+            return CUDIS_OK;
+        }
+        if (op->val_len > max_val_len) {
+            return CUDIS_E_VALTOOBIG;
+        }
+        int64_t e = op->expire_ms;
+        if ((op->flags & CUDIS_F_KEEPTTL) && cur->found) {
+            e = cur->expire_ms;
+        }
+        res->flags |= CUDIS_R_DONE;
+        if (e != 0 && e <= now_ms) {
+            /* Already expired: the write is acknowledged and never visible. */
+            p->action = cur->found ? CUDIS_ACT_DELETE : CUDIS_ACT_NONE;
+            return CUDIS_OK;
+        }
+        p->action = CUDIS_ACT_WRITE;
+        p->touch = true;
+        p->expire_ms = e;
+        p->new_len = op->val_len;
+        cudis_plan_seg(p, CUDIS_SEG_ARG, 0, op->val_len);
+        return CUDIS_OK;
+    }
+
+    case CUDIS_OP_DEL:
+        if (cur->found) {
+            p->action = CUDIS_ACT_DELETE;
+            res->flags |= CUDIS_R_DONE;
+        }
+        return CUDIS_OK;
+
+    case CUDIS_OP_EXISTS:
+        p->touch = cur->found && (op->flags & CUDIS_F_TOUCH);
+        return CUDIS_OK;
+
+    case CUDIS_OP_INCRBY: {
+        int64_t v = 0;
+        if (cur->found && !cudis_str2ll(cur->val, cur->val_len, &v)) {
+            return CUDIS_E_NOTINT;
+        }
+        int64_t d = op->arg;
+        if ((d < 0 && v < 0 && d < INT64_MIN - v) || (d > 0 && v > 0 && d > INT64_MAX - v)) {
+            return CUDIS_E_OVERFLOW;
+        }
+        v += d;
+        p->num_len = (uint8_t)cudis_ll2str(v, p->num);
+        p->action = CUDIS_ACT_WRITE;
+        p->touch = true;
+        p->new_len = p->num_len;
+        cudis_plan_seg(p, CUDIS_SEG_NUM, 0, p->num_len);
+        res->flags |= CUDIS_R_DONE;
+        res->num = v;
+        return CUDIS_OK;
+    }
+
+    case CUDIS_OP_APPEND: {
+        uint64_t n = (uint64_t)old_len + op->val_len;
+        if (n > max_val_len) {
+            return CUDIS_E_VALTOOBIG;
+        }
+        p->action = CUDIS_ACT_WRITE;
+        p->touch = true;
+        p->new_len = (uint32_t)n;
+        cudis_plan_seg(p, CUDIS_SEG_OLD, 0, old_len);
+        cudis_plan_seg(p, CUDIS_SEG_ARG, 0, op->val_len);
+        res->flags |= CUDIS_R_DONE;
+        res->num = (int64_t)n;
+        return CUDIS_OK;
+    }
+
+    case CUDIS_OP_SETRANGE: {
+        if (op->arg < 0) {
+            return CUDIS_E_INVAL;
+        }
+        res->num = old_len;
+        if (op->val_len == 0) {
+            return CUDIS_OK; /* Redis: no change, reply the current length */
+        }
+        uint64_t off = (uint64_t)op->arg;
+        uint64_t end = off + op->val_len;
+        uint64_t n = end > old_len ? end : old_len;
+        if (n > max_val_len) {
+            return CUDIS_E_VALTOOBIG;
+        }
+        p->action = CUDIS_ACT_WRITE;
+        p->touch = true;
+        p->new_len = (uint32_t)n;
+        if (off <= old_len) {
+            cudis_plan_seg(p, CUDIS_SEG_OLD, 0, (uint32_t)off);
+            cudis_plan_seg(p, CUDIS_SEG_ARG, 0, op->val_len);
+            if (end < old_len) {
+                cudis_plan_seg(p, CUDIS_SEG_OLD, (uint32_t)end, (uint32_t)(old_len - end));
+            }
+        } else {
+            cudis_plan_seg(p, CUDIS_SEG_OLD, 0, old_len);
+            cudis_plan_seg(p, CUDIS_SEG_ZERO, 0, (uint32_t)(off - old_len));
+            cudis_plan_seg(p, CUDIS_SEG_ARG, 0, op->val_len);
+        }
+        res->flags |= CUDIS_R_DONE;
+        res->num = (int64_t)n;
+        return CUDIS_OK;
+    }
+
+    case CUDIS_OP_EXPIRE: {
+        if (!cur->found) {
+            return CUDIS_OK;
+        }
+        int64_t e = op->expire_ms, c = cur->expire_ms;
+        uint16_t f = op->flags;
+        if ((f & CUDIS_F_NX) && c != 0) {
+            return CUDIS_OK;
+        }
+        if ((f & CUDIS_F_XX) && c == 0) {
+            return CUDIS_OK;
+        }
+        if ((f & CUDIS_F_GT) && (c == 0 || e <= c)) {
+            return CUDIS_OK;
+        }
+        if ((f & CUDIS_F_LT) && c != 0 && e >= c) {
+            return CUDIS_OK;
+        }
+        p->action = (e <= now_ms) ? CUDIS_ACT_DELETE : CUDIS_ACT_SETEXP;
+        p->expire_ms = e;
+        res->flags |= CUDIS_R_DONE;
+        return CUDIS_OK;
+    }
+
+    case CUDIS_OP_PERSIST:
+        if (cur->found && cur->expire_ms != 0) {
+            p->action = CUDIS_ACT_SETEXP;
+            p->expire_ms = 0;
+            res->flags |= CUDIS_R_DONE;
+        }
+        return CUDIS_OK;
+
+    case CUDIS_OP_TTL:
+        res->num = (cur->found && cur->expire_ms != 0) ? cur->expire_ms : -1;
+        return CUDIS_OK;
+
+    default:
+        return CUDIS_E_INVAL;
+    }
+}
+
+/*
+ * Write the new value of a WRITE plan into dst (plan->new_len bytes). `old`
+ * is the current value, `arg` the op's value bytes (batch->in + op->val_off).
+ * dst must not overlap old.
+ */
+CUDIS_HD static inline void cudis_plan_build(const cudis_plan *p, const uint8_t *old,
+                                             const uint8_t *arg, uint8_t *dst)
+{
+    uint32_t at = 0;
+    for (uint8_t i = 0; i < p->nseg; i++) {
+        const cudis_seg *s = &p->seg[i];
+#if !CUDIS_DEVICE_CODE
+        if (s->src == CUDIS_SEG_ZERO) {
+            memset(dst + at, 0, s->len);
+        } else {
+            const uint8_t *src = s->src == CUDIS_SEG_OLD   ? old
+                                 : s->src == CUDIS_SEG_ARG ? arg
+                                                           : (const uint8_t *)p->num;
+            memcpy(dst + at, src + s->off, s->len);
+        }
+#else
+        for (uint32_t j = 0; j < s->len; j++) {
+            uint8_t b;
+            switch (s->src) {
+            case CUDIS_SEG_OLD: b = old[s->off + j]; break;
+            case CUDIS_SEG_ARG: b = arg[s->off + j]; break;
+            case CUDIS_SEG_NUM: b = (uint8_t)p->num[s->off + j]; break;
+            default: b = 0; break;
+            }
+            dst[at + j] = b;
+        }
+#endif
+        at += s->len;
+    }
+}
+
+#endif /* CUDIS_OP_H */

@@ -1,0 +1,26 @@
+/*
+ * cudis_stats.h - the statistics every store reports, with the same meaning
+ * for the CCHT (cpu, gpu) and the exact baselines (lru, fifo, lfu).
+ */
+#ifndef CUDIS_STATS_H
+#define CUDIS_STATS_H
+
+#include <stdint.h>
+
+typedef struct cudis_stats {
+    uint64_t items;          /* live entries (expired-but-unreclaimed ones included, as Redis's DBSIZE) */
+    uint64_t bytes_used;     /* index + item memory in use, metadata included */
+    uint64_t bytes_budget;   /* the configured memory budget; bytes_used never exceeds it */
+    uint64_t index_bytes;    /* part of bytes_used that is index/metadata independent of items */
+    uint64_t key_bytes;      /* sum of stored key lengths */
+    uint64_t value_bytes;    /* sum of stored value lengths */
+    uint64_t hits;           /* lookups (GET family) that found a live key */
+    uint64_t misses;         /* lookups that did not */
+    uint64_t evict_bucket;   /* CCHT: evicted because both candidate buckets were full */
+    uint64_t evict_memory;   /* evicted because value memory was full (second LRU level) */
+    uint64_t evict_expired;  /* expired items reclaimed (lazily or by a sweep) */
+    uint64_t capacity;       /* index slots (CCHT) or the most items the budget admits (baselines) */
+    double load_factor;      /* items / capacity */
+} cudis_stats;
+
+#endif /* CUDIS_STATS_H */

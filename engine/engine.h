@@ -1,0 +1,50 @@
+/*
+ * engine.h - the one interface the server and the benchmarks use to reach a
+ * store. Engines are created by name from a registry: "cpu" (the CCHT in host
+ * memory), "gpu" (the CCHT in device memory, where built and usable), "lru",
+ * "fifo", "lfu" (exact baselines), "null" (stores nothing, answers miss) and
+ * "auto" (gpu when a usable CUDA device is found, else cpu).
+ *
+ * All operations are batches (cudis_op.h). engine_execute() may be called
+ * from several threads at once; with cfg.threads > 1 the engine also splits
+ * one batch over its own worker threads and returns when all are done.
+ */
+#ifndef ENGINE_H
+#define ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudis_op.h"
+#include "cudis_stats.h"
+#include "engine_store.h"
+
+typedef struct engine engine;
+
+/* Defaults: 64 MiB, 8 ways, 1 thread, keys up to 65535 B, values up to 1 MiB,
+ * empty keys allowed, device -1. */
+void engine_config_default(engine_config *cfg);
+
+/* Create engine `name`. NULL on failure, with the reason in why. On success
+ * why holds one line saying what was chosen and why (for "auto"). */
+engine *engine_create(const char *name, const engine_config *cfg, char *why, size_t why_len);
+void engine_destroy(engine *e);
+
+/* The concrete engine's name ("cpu" when "auto" chose it). */
+const char *engine_name(const engine *e);
+
+/* Names the registry knows, NULL-terminated (for --help and errors). */
+const char *const *engine_names(void);
+
+/* See engine_store_ops for the meaning of each. */
+int engine_execute(engine *e, cudis_batch *batch);
+int engine_scan(engine *e, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+                void *arg, uint64_t *next);
+int engine_random_key(engine *e, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
+int engine_flush(engine *e);
+int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work);
+void engine_stats(engine *e, cudis_stats *out);
+void engine_reset_stats(engine *e);
+size_t engine_info(engine *e, char *buf, size_t cap);
+
+#endif /* ENGINE_H */

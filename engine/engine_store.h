@@ -1,0 +1,80 @@
+/*
+ * engine_store.h - what a store implements to become an engine.
+ *
+ * Header only, depends on common/ alone: cuckoo/, kernels/ and baselines/
+ * include it and export one `const engine_store_ops` each; engine/'s registry
+ * (engine.c) is the only place that lists them. Adding an engine is one row
+ * in the registry and one line in the conformance suite.
+ *
+ * Threading: execute/scan/random_key/stats may be called from several
+ * threads at once when `concurrent` is true (the CCHT); otherwise the engine
+ * layer still may call them from several threads and the store must be
+ * thread-safe the simple way (a lock). flush/destroy are never concurrent
+ * with anything else.
+ */
+#ifndef ENGINE_STORE_H
+#define ENGINE_STORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudis_op.h"
+#include "cudis_stats.h"
+
+typedef struct engine_config {
+    uint64_t memory_bytes;    /* budget: index + items + metadata never exceed it */
+    uint64_t max_items;       /* 0 = bounded by memory only. Otherwise also hold at most
+                               * this many items (simulation "capacity in objects"; the
+                               * CCHT then has exactly this many index slots, rounded up
+                               * to a whole bucket) */
+    uint32_t ways;            /* CCHT slots per bucket: 4, 8 or 16 (0 = 8) */
+    uint32_t threads;         /* worker threads that split a batch (0 or 1 = caller's thread) */
+    uint32_t max_key_len;     /* 0 = default (65535) */
+    uint32_t max_val_len;     /* 0 = default (1 MiB) */
+    uint32_t expected_item_bytes; /* sizing hint for the index: key+value bytes (0 = 64) */
+    bool allow_empty_key;     /* Redis allows "" as a key */
+    uint64_t seed;            /* hash seed (0 = fixed default) */
+    int device;               /* CUDA device ordinal for gpu (-1 = first usable) */
+} engine_config;
+
+typedef struct engine_store_ops {
+    const char *name;         /* "cpu", "lru", ... */
+    const char *description;  /* one line for --help / INFO */
+    bool concurrent;          /* execute may run on several threads without a global lock */
+
+    /* Create a store; NULL on failure with the reason in why[why_len]. */
+    void *(*create)(const engine_config *cfg, char *why, size_t why_len);
+    void (*destroy)(void *store);
+
+    /* Run a batch (see cudis_op.h). Returns CUDIS_OK when every op has a
+     * result (per-op errors are in res[i].status), or a negative code when
+     * the batch as a whole failed (e.g. CUDA error): then no op was applied. */
+    int (*execute)(void *store, cudis_batch *batch);
+
+    /* Visit live keys from `cursor` (0 = start), about `count` index units;
+     * *next = 0 when the scan is complete. Never reports a key twice during
+     * a scan over an unmodified store. */
+    int (*scan)(void *store, uint64_t cursor, uint32_t count, int64_t now_ms,
+                cudis_scan_fn fn, void *arg, uint64_t *next);
+
+    /* A random live key copied to buf (cap bytes). Returns 1 if found, 0 if
+     * the store is empty, or a negative code (CUDIS_E_OUTBUF: *len = needed). */
+    int (*random_key)(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
+
+    /* Remove every key. */
+    int (*flush)(void *store);
+
+    /* Reclaim expired items, doing at most about max_work units of work.
+     * Returns the number reclaimed. May be NULL. */
+    int (*sweep)(void *store, int64_t now_ms, uint32_t max_work);
+
+    void (*stats)(void *store, cudis_stats *out);
+    void (*reset_stats)(void *store); /* zero hits/misses/evictions */
+
+    /* Engine-specific INFO lines ("field:value\r\n"); returns bytes written
+     * (snprintf-style, may exceed cap). May be NULL. */
+    size_t (*info)(void *store, char *buf, size_t cap);
+} engine_store_ops;
+
+#endif /* ENGINE_STORE_H */

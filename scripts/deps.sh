@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages cudis needs to build, test and benchmark.
+# Idempotent: does nothing (and needs no network) when all are present.
+set -euo pipefail
+PKGS=(build-essential cmake pkg-config libevent-dev libhiredis-dev libcriterion-dev
+      redis-server redis-tools memcached python3-redis gnuplot-nox procps)
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# Debian starts redis-server and memcached as services on install; the tests
+# and benchmarks start their own on free ports, so stop those if running.
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+  systemctl stop redis-server memcached >/dev/null 2>&1 || true
+fi
