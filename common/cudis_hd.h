@@ -182,7 +182,7 @@ CUDIS_HD static inline uint64_t cudis_mix64(uint64_t a, uint64_t b)
 CUDIS_HD static inline uint64_t cudis_read_le(const uint8_t *p, int n)
 {
     uint64_t v = 0;
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < n && i < 8; i++) {
         v |= (uint64_t)p[i] << (8 * i);
     }
     return v;

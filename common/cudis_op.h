@@ -257,6 +257,7 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
                                          uint32_t max_val_len, cudis_plan *p,
                                          cudis_result *res)
 {
+    (void)in; /* values are referenced by segment, built by cudis_plan_build */
     p->action = CUDIS_ACT_NONE;
     p->return_old = false;
     p->touch = false;

@@ -1,0 +1,268 @@
+/*
+ * test_op.c - the op semantics in common/cudis_op.h (cudis_plan_op and
+ * cudis_plan_build), checked without any store: every store relies on them.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cudis_hd.h"
+#include "cudis_op.h"
+
+#define NOW 1000000
+#define MAXV 64
+
+static cudis_plan plan;
+static cudis_result res;
+static uint8_t in[256];
+
+/* An op over key "k" with value `val` placed in `in`. */
+static cudis_op mk(uint8_t code, uint16_t flags, const char *val, int64_t arg, int64_t exp)
+{
+    cudis_op op;
+    memset(&op, 0, sizeof(op));
+    op.code = code;
+    op.flags = flags;
+    in[0] = 'k';
+    op.key_off = 0;
+    op.key_len = 1;
+    op.val_off = 8;
+    op.val_len = val ? (uint32_t)strlen(val) : 0;
+    if (val) {
+        memcpy(in + 8, val, op.val_len);
+    }
+    op.arg = arg;
+    op.expire_ms = exp;
+    return op;
+}
+
+static cudis_cur present(const char *val, int64_t exp)
+{
+    cudis_cur c = {true, (const uint8_t *)val, (uint32_t)strlen(val), exp};
+    return c;
+}
+
+static const cudis_cur absent = {false, NULL, 0, 0};
+
+static int run(cudis_op op, cudis_cur cur)
+{
+    return cudis_plan_op(&op, in, &cur, NOW, MAXV, &plan, &res);
+}
+
+/* The new value a WRITE plan builds, as a C string. */
+static const char *built(const char *old)
+{
+    static char buf[MAXV + 1];
+    cr_assert_eq(plan.action, CUDIS_ACT_WRITE);
+    cudis_plan_build(&plan, (const uint8_t *)old, in + 8, (uint8_t *)buf);
+    buf[plan.new_len] = '\0';
+    return buf;
+}
+
+Test(str2ll, accepts_redis_integers)
+{
+    int64_t v;
+    cr_assert(cudis_str2ll((const uint8_t *)"0", 1, &v) && v == 0);
+    cr_assert(cudis_str2ll((const uint8_t *)"-17", 3, &v) && v == -17);
+    cr_assert(cudis_str2ll((const uint8_t *)"9223372036854775807", 19, &v) && v == INT64_MAX);
+    cr_assert(cudis_str2ll((const uint8_t *)"-9223372036854775808", 20, &v) && v == INT64_MIN);
+}
+
+Test(str2ll, rejects_what_redis_rejects)
+{
+    int64_t v;
+    const char *bad[] = {"", "-", "-0", "01", "+1", " 1", "1 ", "1a", "9223372036854775808",
+                         "-9223372036854775809", "18446744073709551616", "1.0", "123456789012345678901"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        cr_assert_not(cudis_str2ll((const uint8_t *)bad[i], (uint32_t)strlen(bad[i]), &v), "%s",
+                      bad[i]);
+    }
+}
+
+Test(ll2str, round_trips_limits)
+{
+    char buf[24];
+    int64_t vals[] = {0, 1, -1, 42, INT64_MAX, INT64_MIN};
+    for (size_t i = 0; i < 6; i++) {
+        uint32_t n = cudis_ll2str(vals[i], buf);
+        int64_t back;
+        cr_assert(cudis_str2ll((const uint8_t *)buf, n, &back));
+        cr_assert_eq(back, vals[i]);
+    }
+}
+
+Test(get, miss_and_hit)
+{
+    cr_assert_eq(run(mk(CUDIS_OP_GET, 0, NULL, 0, 0), absent), CUDIS_OK);
+    cr_assert_eq(res.flags, 0);
+    cr_assert(plan.lookup && !plan.return_old && plan.action == CUDIS_ACT_NONE);
+    cr_assert_eq(res.num, -1);
+
+    cr_assert_eq(run(mk(CUDIS_OP_GET, 0, NULL, 0, 0), present("v", NOW + 5)), CUDIS_OK);
+    cr_assert_eq(res.flags, CUDIS_R_FOUND);
+    cr_assert(plan.return_old && plan.touch && plan.action == CUDIS_ACT_NONE);
+    cr_assert_eq(res.num, NOW + 5);
+}
+
+Test(get, getdel_and_getex)
+{
+    run(mk(CUDIS_OP_GET, CUDIS_F_DEL, NULL, 0, 0), present("v", 0));
+    cr_assert(plan.return_old && plan.action == CUDIS_ACT_DELETE);
+    cr_assert_eq(res.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+
+    run(mk(CUDIS_OP_GET, CUDIS_F_SETEXP, NULL, 0, NOW + 100), present("v", 0));
+    cr_assert(plan.action == CUDIS_ACT_SETEXP && plan.expire_ms == NOW + 100);
+
+    run(mk(CUDIS_OP_GET, CUDIS_F_SETEXP, NULL, 0, NOW - 1), present("v", 0));
+    cr_assert_eq(plan.action, CUDIS_ACT_DELETE, "GETEX with a past time deletes");
+
+    run(mk(CUDIS_OP_GET, CUDIS_F_PERSIST, NULL, 0, 0), present("v", NOW + 9));
+    cr_assert(plan.action == CUDIS_ACT_SETEXP && plan.expire_ms == 0);
+
+    run(mk(CUDIS_OP_GET, CUDIS_F_DEL, NULL, 0, 0), absent);
+    cr_assert(plan.action == CUDIS_ACT_NONE && res.flags == 0);
+}
+
+Test(set, conditions)
+{
+    run(mk(CUDIS_OP_SET, CUDIS_F_NX, "a", 0, 0), present("old", 0));
+    cr_assert(plan.action == CUDIS_ACT_NONE && !(res.flags & CUDIS_R_DONE));
+    run(mk(CUDIS_OP_SET, CUDIS_F_NX, "a", 0, 0), absent);
+    cr_assert_str_eq(built(""), "a");
+    cr_assert(res.flags & CUDIS_R_DONE);
+    run(mk(CUDIS_OP_SET, CUDIS_F_XX, "a", 0, 0), absent);
+    cr_assert(plan.action == CUDIS_ACT_NONE && !(res.flags & CUDIS_R_DONE));
+    run(mk(CUDIS_OP_SET, CUDIS_F_XX | CUDIS_F_GET, "a", 0, 0), present("old", 0));
+    cr_assert(plan.return_old);
+    cr_assert_str_eq(built("old"), "a");
+    run(mk(CUDIS_OP_SET, CUDIS_F_NX | CUDIS_F_GET, "a", 0, 0), present("old", 0));
+    cr_assert(plan.return_old && plan.action == CUDIS_ACT_NONE,
+              "SET NX GET returns the old value and writes nothing");
+}
+
+Test(set, expiry_and_keepttl)
+{
+    run(mk(CUDIS_OP_SET, 0, "a", 0, NOW + 50), present("old", NOW + 9));
+    cr_assert_eq(plan.expire_ms, NOW + 50);
+    run(mk(CUDIS_OP_SET, 0, "a", 0, 0), present("old", NOW + 9));
+    cr_assert_eq(plan.expire_ms, 0, "a plain SET clears the TTL");
+    run(mk(CUDIS_OP_SET, CUDIS_F_KEEPTTL, "a", 0, 0), present("old", NOW + 9));
+    cr_assert_eq(plan.expire_ms, NOW + 9);
+    run(mk(CUDIS_OP_SET, 0, "a", 0, NOW - 1), present("old", 0));
+    cr_assert(plan.action == CUDIS_ACT_DELETE && (res.flags & CUDIS_R_DONE),
+              "a SET already expired is acknowledged and removes the key");
+    run(mk(CUDIS_OP_SET, 0, "a", 0, NOW), absent);
+    cr_assert(plan.action == CUDIS_ACT_NONE && (res.flags & CUDIS_R_DONE));
+}
+
+Test(set, too_big)
+{
+    char big[MAXV + 2];
+    memset(big, 'x', MAXV + 1);
+    big[MAXV + 1] = '\0';
+    cr_assert_eq(run(mk(CUDIS_OP_SET, 0, big, 0, 0), absent), CUDIS_E_VALTOOBIG);
+    big[MAXV] = '\0';
+    cr_assert_eq(run(mk(CUDIS_OP_SET, 0, big, 0, 0), absent), CUDIS_OK);
+    cr_assert_eq(plan.new_len, MAXV);
+}
+
+Test(incrby, arithmetic_and_errors)
+{
+    run(mk(CUDIS_OP_INCRBY, 0, NULL, 5, 0), absent);
+    cr_assert_eq(res.num, 5);
+    cr_assert_str_eq(built(""), "5");
+    run(mk(CUDIS_OP_INCRBY, 0, NULL, -10, 0), present("3", NOW + 7));
+    cr_assert_eq(res.num, -7);
+    cr_assert_str_eq(built("3"), "-7");
+    cr_assert_eq(plan.expire_ms, NOW + 7, "INCR keeps the TTL");
+    cr_assert_eq(run(mk(CUDIS_OP_INCRBY, 0, NULL, 1, 0), present("abc", 0)), CUDIS_E_NOTINT);
+    cr_assert_eq(run(mk(CUDIS_OP_INCRBY, 0, NULL, 1, 0), present(" 1", 0)), CUDIS_E_NOTINT);
+    cr_assert_eq(run(mk(CUDIS_OP_INCRBY, 0, NULL, 1, 0), present("9223372036854775807", 0)),
+                 CUDIS_E_OVERFLOW);
+    cr_assert_eq(run(mk(CUDIS_OP_INCRBY, 0, NULL, -1, 0), present("-9223372036854775808", 0)),
+                 CUDIS_E_OVERFLOW);
+    cr_assert_eq(run(mk(CUDIS_OP_INCRBY, 0, NULL, INT64_MIN, 0), present("0", 0)), CUDIS_OK);
+    cr_assert_str_eq(built("0"), "-9223372036854775808");
+}
+
+Test(append, creates_and_extends)
+{
+    run(mk(CUDIS_OP_APPEND, 0, "xy", 0, 0), absent);
+    cr_assert_str_eq(built(""), "xy");
+    cr_assert_eq(res.num, 2);
+    run(mk(CUDIS_OP_APPEND, 0, "xy", 0, 0), present("ab", NOW + 3));
+    cr_assert_str_eq(built("ab"), "abxy");
+    cr_assert_eq(plan.expire_ms, NOW + 3);
+    char big[MAXV];
+    memset(big, 'x', MAXV - 1);
+    big[MAXV - 1] = '\0';
+    cr_assert_eq(run(mk(CUDIS_OP_APPEND, 0, "xy", 0, 0), present(big, 0)), CUDIS_E_VALTOOBIG);
+}
+
+Test(setrange, overwrite_pad_and_noop)
+{
+    run(mk(CUDIS_OP_SETRANGE, 0, "XY", 1, 0), present("abcd", 0));
+    cr_assert_str_eq(built("abcd"), "aXYd");
+    cr_assert_eq(res.num, 4);
+    run(mk(CUDIS_OP_SETRANGE, 0, "XY", 3, 0), present("abcd", 0));
+    cr_assert_str_eq(built("abcd"), "abcXY");
+    run(mk(CUDIS_OP_SETRANGE, 0, "XY", 2, 0), absent);
+    cr_assert_eq(plan.new_len, 4);
+    uint8_t buf[8];
+    cudis_plan_build(&plan, NULL, in + 8, buf);
+    cr_assert(buf[0] == 0 && buf[1] == 0 && buf[2] == 'X' && buf[3] == 'Y');
+    run(mk(CUDIS_OP_SETRANGE, 0, "", 5, 0), present("abc", 0));
+    cr_assert(plan.action == CUDIS_ACT_NONE && res.num == 3);
+    run(mk(CUDIS_OP_SETRANGE, 0, "", 5, 0), absent);
+    cr_assert(plan.action == CUDIS_ACT_NONE && res.num == 0);
+    cr_assert_eq(run(mk(CUDIS_OP_SETRANGE, 0, "x", MAXV, 0), absent), CUDIS_E_VALTOOBIG);
+}
+
+Test(expire, conditions)
+{
+    run(mk(CUDIS_OP_EXPIRE, 0, NULL, 0, NOW + 10), absent);
+    cr_assert(!(res.flags & CUDIS_R_DONE));
+    run(mk(CUDIS_OP_EXPIRE, CUDIS_F_NX, NULL, 0, NOW + 10), present("v", NOW + 5));
+    cr_assert(!(res.flags & CUDIS_R_DONE));
+    run(mk(CUDIS_OP_EXPIRE, CUDIS_F_XX, NULL, 0, NOW + 10), present("v", 0));
+    cr_assert(!(res.flags & CUDIS_R_DONE));
+    run(mk(CUDIS_OP_EXPIRE, CUDIS_F_GT, NULL, 0, NOW + 10), present("v", 0));
+    cr_assert(!(res.flags & CUDIS_R_DONE), "GT: no TTL counts as infinite");
+    run(mk(CUDIS_OP_EXPIRE, CUDIS_F_GT, NULL, 0, NOW + 10), present("v", NOW + 5));
+    cr_assert(res.flags & CUDIS_R_DONE);
+    run(mk(CUDIS_OP_EXPIRE, CUDIS_F_LT, NULL, 0, NOW + 10), present("v", 0));
+    cr_assert(res.flags & CUDIS_R_DONE, "LT: no TTL counts as infinite");
+    run(mk(CUDIS_OP_EXPIRE, CUDIS_F_LT, NULL, 0, NOW + 10), present("v", NOW + 5));
+    cr_assert(!(res.flags & CUDIS_R_DONE));
+    run(mk(CUDIS_OP_EXPIRE, 0, NULL, 0, NOW - 1), present("v", 0));
+    cr_assert(plan.action == CUDIS_ACT_DELETE && (res.flags & CUDIS_R_DONE));
+}
+
+Test(persist_ttl_del_exists, basics)
+{
+    run(mk(CUDIS_OP_PERSIST, 0, NULL, 0, 0), present("v", 0));
+    cr_assert(!(res.flags & CUDIS_R_DONE));
+    run(mk(CUDIS_OP_PERSIST, 0, NULL, 0, 0), present("v", NOW + 1));
+    cr_assert(plan.action == CUDIS_ACT_SETEXP && plan.expire_ms == 0);
+    run(mk(CUDIS_OP_TTL, 0, NULL, 0, 0), present("v", NOW + 1));
+    cr_assert_eq(res.num, NOW + 1);
+    run(mk(CUDIS_OP_TTL, 0, NULL, 0, 0), present("v", 0));
+    cr_assert_eq(res.num, -1);
+    run(mk(CUDIS_OP_DEL, 0, NULL, 0, 0), present("v", 0));
+    cr_assert(plan.action == CUDIS_ACT_DELETE && res.flags == (CUDIS_R_FOUND | CUDIS_R_DONE));
+    run(mk(CUDIS_OP_EXISTS, CUDIS_F_TOUCH, NULL, 0, 0), present("v", 0));
+    cr_assert(plan.touch && plan.action == CUDIS_ACT_NONE);
+    run(mk(CUDIS_OP_EXISTS, 0, NULL, 0, 0), present("v", 0));
+    cr_assert_not(plan.touch);
+    cr_assert_eq(run(mk(99, 0, NULL, 0, 0), absent), CUDIS_E_INVAL);
+}
+
+Test(hash, deterministic_and_seeded)
+{
+    const char *k = "some key of 23 bytes..";
+    uint64_t a = cudis_hash(k, strlen(k), 1), b = cudis_hash(k, strlen(k), 1);
+    cr_assert_eq(a, b);
+    cr_assert_neq(a, cudis_hash(k, strlen(k), 2));
+    cr_assert_neq(cudis_hash("a", 1, 0), cudis_hash("b", 1, 0));
+    cr_assert_neq(cudis_hash("", 0, 0), cudis_hash("\0", 1, 0));
+}
