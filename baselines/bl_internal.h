@@ -1,0 +1,100 @@
+/*
+ * bl_internal.h - private structures of the exact baselines: the item, the
+ * cache (map + accounting + policy state) and the policy vtable that is the
+ * only thing LRU, FIFO and LFU do differently. See baselines_store.h.
+ */
+#ifndef BL_INTERNAL_H
+#define BL_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "engine_store.h"
+
+/* One key/value pair: one malloc holding the header, the key, the value. */
+typedef struct bl_item {
+    struct bl_item *hnext;      /* hash chain */
+    struct bl_item *prev, *next;/* policy list (toward head = newer/hotter) */
+    struct bl_freq *freq;       /* LFU: the frequency bucket holding the item */
+    uint64_t hash;
+    int64_t expire_ms;          /* 0 = none */
+    uint32_t key_len, val_len;
+    uint8_t data[];             /* key bytes, then value bytes */
+} bl_item;
+
+/* LFU: all items with one access count, most recent at head. */
+typedef struct bl_freq {
+    struct bl_freq *prev, *next; /* ascending count */
+    uint64_t count;
+    bl_item *head, *tail;
+} bl_freq;
+
+typedef struct bl_cache bl_cache;
+
+/* What a policy does to its ordering; the core calls these with the lock held. */
+typedef struct bl_policy {
+    const char *name;
+    uint32_t item_extra;        /* bytes charged per item for policy nodes */
+    bool (*insert)(bl_cache *c, bl_item *it);          /* a new key enters; false: no memory */
+    void (*remove)(bl_cache *c, bl_item *it);          /* a key leaves */
+    void (*replace)(bl_cache *c, bl_item *old, bl_item *nit); /* nit takes old's place */
+    void (*touch)(bl_cache *c, bl_item *it);           /* hit / write / TOUCH */
+    bl_item *(*victim)(bl_cache *c, const bl_item *skip); /* next to evict, not skip */
+    void (*clear)(bl_cache *c);                        /* every item is gone */
+} bl_policy;
+
+struct bl_cache {
+    pthread_mutex_t lock;
+    const bl_policy *pol;
+
+    /* map: power-of-two bucket array of chains */
+    bl_item **buckets;
+    uint64_t mask;
+
+    /* limits */
+    uint64_t budget;
+    uint64_t max_items;
+    uint32_t max_key_len, max_val_len;
+    bool allow_empty_key;
+    uint64_t seed;
+
+    /* accounting */
+    uint64_t items;
+    uint64_t bytes_used;        /* fixed + table + item charges */
+    uint64_t fixed_bytes;       /* this struct */
+    uint64_t key_bytes, value_bytes;
+    uint64_t hits, misses, evict_memory, evict_expired;
+    uint32_t expected_item_bytes;
+
+    uint64_t rng;               /* random_key */
+    uint64_t sweep_pos;         /* next bucket for sweep */
+
+    /* policy state */
+    bl_item *head, *tail;       /* LRU / FIFO list */
+    bl_freq *fhead;             /* LFU: lowest count first */
+};
+
+extern const bl_policy bl_policy_lru, bl_policy_fifo, bl_policy_lfu;
+
+/* The shared core's store entry points, parameterised by policy. */
+void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_t why_len);
+void bl_destroy(void *store);
+int bl_execute(void *store, cudis_batch *batch);
+int bl_scan(void *store, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+            void *arg, uint64_t *next);
+int bl_random_key(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
+int bl_flush(void *store);
+int bl_sweep(void *store, int64_t now_ms, uint32_t max_work);
+void bl_stats(void *store, cudis_stats *out);
+void bl_reset_stats(void *store);
+size_t bl_info(void *store, char *buf, size_t cap);
+
+/* Bytes glibc malloc hands out for a request of n bytes (chunk size). */
+static inline uint64_t bl_malloc_size(uint64_t n)
+{
+    uint64_t s = (n + 8 + 15) & ~(uint64_t)15;
+    return s < 32 ? 32 : s;
+}
+
+#endif /* BL_INTERNAL_H */

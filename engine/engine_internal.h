@@ -1,0 +1,35 @@
+/*
+ * engine_internal.h - private parts of engine/: the engine object, the null
+ * store and the worker pool that splits one batch over several threads.
+ */
+#ifndef ENGINE_INTERNAL_H
+#define ENGINE_INTERNAL_H
+
+#include "engine.h"
+
+/* The "null" store: accepts everything, stores nothing, answers miss. */
+extern const engine_store_ops null_store_ops;
+
+typedef struct engine_pool engine_pool;
+
+/* Start nthreads-1 workers (the caller's thread is the last one). NULL when
+ * nthreads < 2 or on failure. */
+engine_pool *engine_pool_create(uint32_t nthreads);
+void engine_pool_destroy(engine_pool *p);
+
+/* Run `batch` on `store` split into contiguous chunks, one per thread, and
+ * return when all are done. Each chunk writes its values into its own slice
+ * of batch->out; the slices are then packed together, and ops that did not
+ * fit their slice (CUDIS_E_OUTBUF, not applied) are re-run one by one
+ * against the remaining space, so the outcome equals a single-threaded run.
+ * When the pool is busy with another caller's batch, runs it inline. */
+int engine_pool_execute(engine_pool *p, const engine_store_ops *ops, void *store,
+                        cudis_batch *batch);
+
+struct engine {
+    const engine_store_ops *ops;
+    void *store;
+    engine_pool *pool; /* NULL: run batches on the caller's thread */
+};
+
+#endif /* ENGINE_INTERNAL_H */

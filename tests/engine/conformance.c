@@ -1,0 +1,1193 @@
+/*
+ * conformance.c - the one suite every engine passes (engine.h only).
+ *
+ * Each test is parameterised over the engine table below; adding an engine
+ * is one line there. An engine the build does not have, or that cannot be
+ * created here (gpu without a device), reports itself skipped with the
+ * reason. The "null" engine stores nothing: tests that need a store skip it
+ * (T_NEED_STORE); the ones that make sense for it (errors, misses,
+ * statistics of misses, empty scan...) run. Time moves through the batch's
+ * now_ms, never by sleeping.
+ */
+#include <criterion/criterion.h>
+#include <criterion/parameterized.h>
+#include <pthread.h>
+
+#include "tutil.h"
+
+/* ------------------------------------------------------------------------
+ * The engines under test: one line each.
+ * ---------------------------------------------------------------------- */
+
+#define CAP_STORES 0x1 /* keeps what it is given (all but null) */
+#define CAP_EXACT 0x2  /* never drops a key while under budget/max_items */
+#define CAP_MAYBE 0x4  /* may legitimately be unavailable here (skip on failure) */
+
+typedef struct eng_param {
+    char name[16];
+    unsigned caps;
+} eng_param;
+
+static const eng_param conf_engines[] = {
+    {"cpu", CAP_STORES},
+    {"gpu", CAP_STORES | CAP_MAYBE},
+    {"auto", CAP_STORES},
+    {"lru", CAP_STORES | CAP_EXACT},
+    {"fifo", CAP_STORES | CAP_EXACT},
+    {"lfu", CAP_STORES | CAP_EXACT},
+    {"null", 0},
+};
+
+#define N_ENGINES (sizeof(conf_engines) / sizeof(conf_engines[0]))
+
+static void free_params(struct criterion_test_params *crp)
+{
+    cr_free(crp->params);
+}
+
+static struct criterion_test_params engine_params(void)
+{
+    eng_param *a = cr_malloc(sizeof(conf_engines));
+    memcpy(a, conf_engines, sizeof(conf_engines));
+    return cr_make_param_array(eng_param, a, N_ENGINES, free_params);
+}
+
+/* One test over every engine. */
+#define ENGINE_TEST(name)                                                                          \
+    ParameterizedTestParameters(conf, name)                                                        \
+    {                                                                                              \
+        return engine_params();                                                                    \
+    }                                                                                              \
+    ParameterizedTest(const eng_param *p, conf, name)
+
+static bool name_known(const char *name)
+{
+    for (const char *const *n = engine_names(); *n != NULL; n++) {
+        if (strcmp(*n, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static void conf_default(engine_config *cfg)
+{
+    engine_config_default(cfg);
+    cfg->memory_bytes = 16ull << 20;
+}
+
+/* Create the engine or skip the test with the reason. */
+static engine *open_cfg(const eng_param *p, const engine_config *cfg)
+{
+    char why[512] = "";
+    engine *e = engine_create(p->name, cfg, why, sizeof(why));
+    if (e == NULL) {
+        if ((p->caps & CAP_MAYBE) || !name_known(p->name)) {
+            cr_skip_test("engine %s unavailable here: %s", p->name, why);
+        }
+        cr_assert_fail("engine_create(%s) failed: %s", p->name, why);
+    }
+    cr_assert_str_neq(why, "", "engine_create(%s) must say what it chose", p->name);
+    return e;
+}
+
+static engine *open_default(const eng_param *p)
+{
+    engine_config cfg;
+    conf_default(&cfg);
+    return open_cfg(p, &cfg);
+}
+
+#define T_NEED_STORE(p)                                                                            \
+    do {                                                                                           \
+        if (!((p)->caps & CAP_STORES)) {                                                           \
+            cr_skip_test("%s stores nothing", (p)->name);                                          \
+        }                                                                                          \
+    } while (0)
+
+static cudis_stats stats_of(engine *e)
+{
+    cudis_stats s;
+    engine_stats(e, &s);
+    return s;
+}
+
+/* ------------------------------------------------------------------------
+ * Registry
+ * ---------------------------------------------------------------------- */
+
+Test(registry, names_and_unknown)
+{
+    const char *const *n = engine_names();
+    bool lru = false, nul = false, aut = false;
+    for (; *n; n++) {
+        lru |= strcmp(*n, "lru") == 0;
+        nul |= strcmp(*n, "null") == 0;
+        aut |= strcmp(*n, "auto") == 0;
+    }
+    cr_assert(lru && nul && aut);
+    char why[256] = "";
+    cr_assert_null(engine_create("no-such-engine", NULL, why, sizeof(why)));
+    cr_assert_neq(strstr(why, "no-such-engine"), NULL, "why: %s", why);
+}
+
+Test(registry, auto_says_why)
+{
+    char why[512] = "";
+    engine *e = engine_create("auto", NULL, why, sizeof(why));
+    cr_assert_not_null(e, "auto failed: %s", why);
+    cr_assert_eq(strncmp(why, "auto:", 5), 0, "why: %s", why);
+    cr_assert_neq(strstr(why, engine_name(e)), NULL, "why '%s' must name %s", why, engine_name(e));
+    cr_assert_str_neq(engine_name(e), "auto");
+    engine_destroy(e);
+}
+
+Test(registry, config_default)
+{
+    engine_config c;
+    engine_config_default(&c);
+    cr_assert_eq(c.memory_bytes, 64ull << 20);
+    cr_assert_eq(c.ways, 8);
+    cr_assert_eq(c.threads, 1);
+    cr_assert_eq(c.max_key_len, 65535);
+    cr_assert_eq(c.max_val_len, 1u << 20);
+    cr_assert(c.allow_empty_key);
+    cr_assert_eq(c.device, -1);
+}
+
+ENGINE_TEST(create_destroy)
+{
+    engine *e = open_default(p);
+    if (strcmp(p->name, "auto") != 0) {
+        cr_assert_str_eq(engine_name(e), p->name);
+    }
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.items, 0);
+    cr_assert_eq(s.bytes_budget, 16ull << 20);
+    cr_assert_leq(s.bytes_used, s.bytes_budget);
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * GET / SET
+ * ---------------------------------------------------------------------- */
+
+ENGINE_TEST(get_missing)
+{
+    engine *e = open_default(p);
+    tres r = T_GET(e, "nope");
+    cr_assert_eq(r.r.status, CUDIS_OK);
+    cr_assert_eq(r.r.flags, 0);
+    cr_assert_eq(r.r.num, -1);
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.misses, 1);
+    cr_assert_eq(s.hits, 0);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(set_reports_done)
+{
+    engine *e = open_default(p);
+    tres r = T_SET(e, "k", "v");
+    cr_assert_eq(r.r.status, CUDIS_OK);
+    cr_assert_eq(r.r.flags, CUDIS_R_DONE);
+    r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_XX, "zz", "v", 0, 0);
+    cr_assert_eq(r.r.status, CUDIS_OK);
+    cr_assert_eq(r.r.flags & CUDIS_R_DONE, 0, "SET XX on a missing key does nothing");
+    engine_destroy(e);
+}
+
+ENGINE_TEST(set_get)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    T_SET(e, "alpha", "one");
+    T_SET(e, "beta", "two");
+    t_expect(e, T_NOW, "alpha", "one");
+    t_expect(e, T_NOW, "beta", "two");
+    T_SET(e, "alpha", "uno");
+    t_expect(e, T_NOW, "alpha", "uno");
+    tres r = T_GET(e, "alpha");
+    cr_assert_eq(r.r.num, -1, "no expiry reads as -1");
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.items, 2);
+    cr_assert_eq(s.hits, 4);
+    cr_assert_eq(s.misses, 0);
+    cr_assert_eq(s.key_bytes, 9);
+    cr_assert_eq(s.value_bytes, 6);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(binary_safe)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    tbatch t;
+    tb_init(&t, 1 << 16);
+    const uint8_t k1[] = {0, 1, 2, 0, 255};
+    const uint8_t k2[] = {0, 1, 2, 0, 254};
+    uint8_t v1[300];
+    for (int i = 0; i < 300; i++) {
+        v1[i] = (uint8_t)(i * 7);
+    }
+    tb_op(&t, CUDIS_OP_SET, 0, k1, 5, v1, 300, 0, 0);
+    tb_op(&t, CUDIS_OP_SET, 0, k2, 5, "", 0, 0, 0);
+    tb_op(&t, CUDIS_OP_SET, 0, "", 0, "empty-key", 9, 0, 0);
+    tb_run(e, &t, T_NOW);
+    for (uint32_t i = 0; i < 3; i++) {
+        cr_assert_eq(t.res[i].status, CUDIS_OK);
+        cr_assert_eq(t.res[i].flags, CUDIS_R_DONE);
+    }
+    tb_reset(&t);
+    tb_op(&t, CUDIS_OP_GET, 0, k1, 5, NULL, 0, 0, 0);
+    tb_op(&t, CUDIS_OP_GET, 0, k2, 5, NULL, 0, 0, 0);
+    tb_op(&t, CUDIS_OP_GET, 0, "", 0, NULL, 0, 0, 0);
+    tb_op(&t, CUDIS_OP_GET, 0, k1, 4, NULL, 0, 0, 0); /* a prefix is another key */
+    tb_run(e, &t, T_NOW);
+    cr_assert_eq(t.res[0].val_len, 300);
+    cr_assert_eq(memcmp(tb_val(&t, 0), v1, 300), 0);
+    cr_assert_eq(t.res[1].flags, CUDIS_R_FOUND | CUDIS_R_VALUE, "an empty value is a value");
+    cr_assert_eq(t.res[1].val_len, 0);
+    cr_assert_eq(t.res[2].val_len, 9);
+    cr_assert_eq(memcmp(tb_val(&t, 2), "empty-key", 9), 0);
+    cr_assert_eq(t.res[3].flags, 0);
+    /* values do not overlap in the out buffer */
+    cr_assert_leq(t.res[0].val_off + 300, t.b.out_len);
+    cr_assert(t.res[2].val_off >= t.res[0].val_off + 300 || t.res[2].val_off + 9 <= t.res[0].val_off);
+    tb_free(&t);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(set_nx_xx_get_keepttl)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    tres r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_NX, "k", "first", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_DONE);
+    r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_NX, "k", "second", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND, "NX on a live key: found, not done");
+    t_expect(e, T_NOW, "k", "first");
+    r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_XX, "k", "third", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+    t_expect(e, T_NOW, "k", "third");
+    /* SET GET returns the old value */
+    r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_GET, "k", "fourth", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE | CUDIS_R_VALUE);
+    cr_assert_str_eq(r.val, "third");
+    t_expect(e, T_NOW, "k", "fourth");
+    r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_GET, "new", "x", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_DONE, "SET GET on a missing key: no value");
+    /* NX GET on a live key: old value returned, nothing written */
+    r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_NX | CUDIS_F_GET, "k", "fifth", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_VALUE);
+    cr_assert_str_eq(r.val, "fourth");
+    t_expect(e, T_NOW, "k", "fourth");
+    /* expiry: plain SET clears it, KEEPTTL keeps it */
+    int64_t exp = T_NOW + 5000;
+    t_op(e, T_NOW, CUDIS_OP_SET, 0, "t", "a", 0, exp);
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "t", NULL, 0, 0);
+    cr_assert_eq(r.r.num, exp);
+    t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_KEEPTTL, "t", "b", 0, 0);
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "t", NULL, 0, 0);
+    cr_assert_eq(r.r.num, exp, "KEEPTTL keeps the expiry");
+    t_expect(e, T_NOW, "t", "b");
+    T_SET(e, "t", "c");
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "t", NULL, 0, 0);
+    cr_assert_eq(r.r.num, -1, "a plain SET removes the expiry");
+    engine_destroy(e);
+}
+
+ENGINE_TEST(getdel_getex)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    T_SET(e, "k", "v");
+    tres r = t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_DEL, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE | CUDIS_R_VALUE);
+    cr_assert_str_eq(r.val, "v");
+    t_expect(e, T_NOW, "k", NULL);
+    r = t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_DEL, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, 0);
+
+    T_SET(e, "x", "1");
+    r = t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_SETEXP, "x", NULL, 0, T_NOW + 1000);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE | CUDIS_R_VALUE);
+    cr_assert_eq(r.r.num, -1, "GETEX reports the expiry before the op");
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "x", NULL, 0, 0);
+    cr_assert_eq(r.r.num, T_NOW + 1000);
+    r = t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_PERSIST, "x", NULL, 0, 0);
+    cr_assert_eq(r.r.num, T_NOW + 1000);
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "x", NULL, 0, 0);
+    cr_assert_eq(r.r.num, -1);
+    t_expect(e, T_NOW + 5000, "x", "1");
+    /* GETEX with a time in the past deletes after reading */
+    r = t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_SETEXP, "x", NULL, 0, T_NOW - 1);
+    cr_assert_str_eq(r.val, "1");
+    t_expect(e, T_NOW, "x", NULL);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(del_exists_touch)
+{
+    engine *e = open_default(p);
+    tres r = t_op(e, T_NOW, CUDIS_OP_DEL, 0, "missing", NULL, 0, 0);
+    cr_assert_eq(r.r.status, CUDIS_OK);
+    cr_assert_eq(r.r.flags, 0);
+    r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "missing", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, 0);
+    if (p->caps & CAP_STORES) {
+        T_SET(e, "k", "v");
+        r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0);
+        cr_assert_eq(r.r.flags, CUDIS_R_FOUND);
+        r = t_op(e, T_NOW, CUDIS_OP_EXISTS, CUDIS_F_TOUCH, "k", NULL, 0, 0);
+        cr_assert_eq(r.r.flags, CUDIS_R_FOUND);
+        r = t_op(e, T_NOW, CUDIS_OP_DEL, 0, "k", NULL, 0, 0);
+        cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+        r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0);
+        cr_assert_eq(r.r.flags, 0);
+        cr_assert_eq(stats_of(e).items, 0);
+    }
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.hits + s.misses, 0, "EXISTS and DEL are not lookups");
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * INCRBY, APPEND, SETRANGE
+ * ---------------------------------------------------------------------- */
+
+ENGINE_TEST(incrby_missing)
+{
+    engine *e = open_default(p);
+    tres r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "n", NULL, -7, 0);
+    cr_assert_eq(r.r.status, CUDIS_OK);
+    cr_assert_eq(r.r.flags, CUDIS_R_DONE);
+    cr_assert_eq(r.r.num, -7);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(incrby)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    tres r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "n", NULL, 5, 0);
+    cr_assert_eq(r.r.num, 5);
+    r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "n", NULL, 10, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+    cr_assert_eq(r.r.num, 15);
+    t_expect(e, T_NOW, "n", "15");
+    r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "n", NULL, -20, 0);
+    cr_assert_eq(r.r.num, -5);
+    t_expect(e, T_NOW, "n", "-5");
+
+    static const char *bad[] = {"abc", "", " 1", "1 ", "+1", "01", "-0", "1.5",
+                                "99999999999999999999", "9223372036854775808"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        T_SET(e, "b", bad[i]);
+        r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "b", NULL, 1, 0);
+        cr_assert_eq(r.r.status, CUDIS_E_NOTINT, "'%s' is not an integer", bad[i]);
+        t_expect(e, T_NOW, "b", bad[i]);
+    }
+    T_SET(e, "m", "9223372036854775807");
+    r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "m", NULL, 1, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_OVERFLOW);
+    t_expect(e, T_NOW, "m", "9223372036854775807");
+    T_SET(e, "m", "-9223372036854775808");
+    r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "m", NULL, -1, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_OVERFLOW);
+    r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "m", NULL, 0, 0);
+    cr_assert_eq(r.r.num, INT64_MIN);
+    /* INCRBY keeps the expiry */
+    t_op(e, T_NOW, CUDIS_OP_SET, 0, "x", "1", 0, T_NOW + 100);
+    t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "x", NULL, 1, 0);
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "x", NULL, 0, 0);
+    cr_assert_eq(r.r.num, T_NOW + 100);
+    t_expect(e, T_NOW + 100, "x", NULL);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(append_setrange)
+{
+    engine *e = open_default(p);
+    tres r = t_op(e, T_NOW, CUDIS_OP_APPEND, 0, "a", "hello", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_DONE);
+    cr_assert_eq(r.r.num, 5);
+    r = t_op(e, T_NOW, CUDIS_OP_SETRANGE, 0, "s", "x", -1, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_INVAL, "negative offset");
+    if (!(p->caps & CAP_STORES)) {
+        engine_destroy(e);
+        return;
+    }
+    r = t_op(e, T_NOW, CUDIS_OP_APPEND, 0, "a", " world", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+    cr_assert_eq(r.r.num, 11);
+    t_expect(e, T_NOW, "a", "hello world");
+    r = t_op(e, T_NOW, CUDIS_OP_SETRANGE, 0, "a", "W", 6, 0);
+    cr_assert_eq(r.r.num, 11);
+    t_expect(e, T_NOW, "a", "hello World");
+    r = t_op(e, T_NOW, CUDIS_OP_SETRANGE, 0, "a", "", 100, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND, "empty SETRANGE changes nothing");
+    cr_assert_eq(r.r.num, 11);
+    /* past the end: zero padding */
+    r = t_op(e, T_NOW, CUDIS_OP_SETRANGE, 0, "z", "ab", 3, 0);
+    cr_assert_eq(r.r.num, 5);
+    tbatch t;
+    tb_init(&t, 64);
+    tb_op(&t, CUDIS_OP_GET, 0, "z", 1, NULL, 0, 0, 0);
+    tb_run(e, &t, T_NOW);
+    cr_assert_eq(t.res[0].val_len, 5);
+    cr_assert_eq(memcmp(tb_val(&t, 0), "\0\0\0ab", 5), 0);
+    tb_free(&t);
+    /* APPEND keeps the expiry */
+    t_op(e, T_NOW, CUDIS_OP_SET, 0, "x", "1", 0, T_NOW + 100);
+    t_op(e, T_NOW, CUDIS_OP_APPEND, 0, "x", "2", 0, 0);
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "x", NULL, 0, 0);
+    cr_assert_eq(r.r.num, T_NOW + 100);
+    t_expect(e, T_NOW, "x", "12");
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * Errors
+ * ---------------------------------------------------------------------- */
+
+ENGINE_TEST(errors)
+{
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.max_key_len = 16;
+    cfg.max_val_len = 1000;
+    cfg.allow_empty_key = false;
+    engine *e = open_cfg(p, &cfg);
+    char big[2000];
+    memset(big, 'v', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    tbatch t;
+    tb_init(&t, 4096);
+    tb_op(&t, CUDIS_OP_SET, 0, "0123456789abcdefg", 17, "v", 1, 0, 0);  /* 0 key too big */
+    tb_op(&t, CUDIS_OP_GET, 0, "0123456789abcdefg", 17, NULL, 0, 0, 0); /* 1 */
+    tb_op(&t, CUDIS_OP_SET, 0, "0123456789abcdef", 16, "v", 1, 0, 0);   /* 2 ok */
+    tb_op(&t, CUDIS_OP_SET, 0, "", 0, "v", 1, 0, 0);                    /* 3 empty key */
+    tb_op(&t, CUDIS_OP_SET, 0, "big", 3, big, 1001, 0, 0);              /* 4 value too big */
+    tb_op(&t, CUDIS_OP_SET, 0, "max", 3, big, 1000, 0, 0);              /* 5 ok */
+    tb_op(&t, 0, 0, "bad", 3, NULL, 0, 0, 0);                           /* 6 bad code */
+    tb_op(&t, CUDIS_OP__COUNT, 0, "bad", 3, NULL, 0, 0, 0);             /* 7 bad code */
+    tb_op(&t, CUDIS_OP_APPEND, 0, "app", 3, big, 1000, 0, 0);           /* 8 ok */
+    tb_run(e, &t, T_NOW);
+    cr_assert_eq(t.res[0].status, CUDIS_E_KEYTOOBIG);
+    cr_assert_eq(t.res[1].status, CUDIS_E_KEYTOOBIG);
+    cr_assert_eq(t.res[2].status, CUDIS_OK);
+    cr_assert_eq(t.res[3].status, CUDIS_E_EMPTYKEY);
+    cr_assert_eq(t.res[4].status, CUDIS_E_VALTOOBIG);
+    cr_assert_eq(t.res[5].status, CUDIS_OK);
+    cr_assert_eq(t.res[6].status, CUDIS_E_INVAL);
+    cr_assert_eq(t.res[7].status, CUDIS_E_INVAL);
+    cr_assert_eq(t.res[8].status, CUDIS_OK);
+    tb_reset(&t);
+    tb_op(&t, CUDIS_OP_GET, 0, "big", 3, NULL, 0, 0, 0);
+    tb_op(&t, CUDIS_OP_APPEND, 0, "app", 3, "x", 1, 0, 0);
+    tb_op(&t, CUDIS_OP_SETRANGE, 0, "max", 3, "x", 1, 1000, 0);
+    tb_op(&t, CUDIS_OP_SETRANGE, 0, "max", 3, "x", 1, 999, 0);
+    tb_run(e, &t, T_NOW);
+    cr_assert_eq(t.res[0].flags, 0, "a failed SET stores nothing");
+    if (p->caps & CAP_STORES) {
+        cr_assert_eq(t.res[1].status, CUDIS_E_VALTOOBIG, "APPEND past max_val_len");
+        cr_assert_eq(t.res[2].status, CUDIS_E_VALTOOBIG, "SETRANGE past max_val_len");
+        cr_assert_eq(t.res[3].status, CUDIS_OK);
+        cr_assert_eq(t.res[3].num, 1000);
+    }
+    tb_free(&t);
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * Expiry
+ * ---------------------------------------------------------------------- */
+
+ENGINE_TEST(expiry_by_clock)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    int64_t exp = T_NOW + 100;
+    tres r = t_op(e, T_NOW, CUDIS_OP_SET, 0, "k", "v", 0, exp);
+    cr_assert_eq(r.r.flags, CUDIS_R_DONE);
+    r = t_op(e, T_NOW + 99, CUDIS_OP_GET, 0, "k", NULL, 0, 0);
+    cr_assert_str_eq(r.val, "v");
+    cr_assert_eq(r.r.num, exp, "GET reports the expiry");
+    r = t_op(e, T_NOW + 100, CUDIS_OP_GET, 0, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, 0, "expired at expire_ms <= now");
+    r = t_op(e, T_NOW + 100, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, 0);
+    r = t_op(e, T_NOW + 100, CUDIS_OP_TTL, 0, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, 0);
+    cr_assert_eq(r.r.num, -1);
+    /* an expired key is absent for every op: NX succeeds, INCRBY starts at 0 */
+    t_op(e, T_NOW, CUDIS_OP_SET, 0, "n", "41", 0, exp);
+    r = t_op(e, T_NOW + 200, CUDIS_OP_INCRBY, 0, "n", NULL, 1, 0);
+    cr_assert_eq(r.r.num, 1);
+    r = t_op(e, T_NOW + 200, CUDIS_OP_TTL, 0, "n", NULL, 0, 0);
+    cr_assert_eq(r.r.num, -1, "the new key has no expiry");
+    t_op(e, T_NOW, CUDIS_OP_SET, 0, "x", "old", 0, exp);
+    r = t_op(e, T_NOW + 200, CUDIS_OP_SET, CUDIS_F_NX, "x", "new", 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_DONE);
+    t_expect(e, T_NOW + 200, "x", "new");
+    /* a SET with an expiry already past is acknowledged and never visible */
+    r = t_op(e, T_NOW, CUDIS_OP_SET, 0, "p", "v", 0, T_NOW);
+    cr_assert_eq(r.r.flags, CUDIS_R_DONE);
+    t_expect(e, T_NOW, "p", NULL);
+    T_SET(e, "q", "v");
+    t_op(e, T_NOW, CUDIS_OP_SET, 0, "q", "w", 0, T_NOW - 5);
+    t_expect(e, T_NOW, "q", NULL);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(expire_persist_ttl)
+{
+    engine *e = open_default(p);
+    tres r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, 0, "missing", NULL, 0, T_NOW + 10);
+    cr_assert_eq(r.r.flags, 0);
+    r = t_op(e, T_NOW, CUDIS_OP_PERSIST, 0, "missing", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, 0);
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "missing", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, 0);
+    cr_assert_eq(r.r.num, -1);
+    if (!(p->caps & CAP_STORES)) {
+        engine_destroy(e);
+        return;
+    }
+    T_SET(e, "k", "v");
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND);
+    cr_assert_eq(r.r.num, -1);
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, CUDIS_F_XX, "k", NULL, 0, T_NOW + 50);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND, "XX: no expiry yet");
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, CUDIS_F_GT, "k", NULL, 0, T_NOW + 50);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND, "GT: none counts as infinite");
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, CUDIS_F_LT, "k", NULL, 0, T_NOW + 50);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE, "LT: anything beats infinite");
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, CUDIS_F_NX, "k", NULL, 0, T_NOW + 80);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND, "NX: has one already");
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, CUDIS_F_GT, "k", NULL, 0, T_NOW + 40);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND);
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, CUDIS_F_GT, "k", NULL, 0, T_NOW + 60);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, CUDIS_F_LT, "k", NULL, 0, T_NOW + 70);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND);
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, CUDIS_F_XX, "k", NULL, 0, T_NOW + 70);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.num, T_NOW + 70);
+    t_expect(e, T_NOW + 69, "k", "v");
+    r = t_op(e, T_NOW, CUDIS_OP_PERSIST, 0, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+    r = t_op(e, T_NOW, CUDIS_OP_PERSIST, 0, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND, "nothing to persist");
+    t_expect(e, T_NOW + 1000000, "k", "v");
+    /* EXPIRE in the past deletes */
+    r = t_op(e, T_NOW, CUDIS_OP_EXPIRE, 0, "k", NULL, 0, T_NOW);
+    cr_assert_eq(r.r.flags, CUDIS_R_FOUND | CUDIS_R_DONE);
+    t_expect(e, T_NOW - 1000, "k", NULL);
+    engine_destroy(e);
+}
+
+static int count_keys(void *arg, const uint8_t *key, uint32_t key_len, int64_t exp)
+{
+    (void)key, (void)key_len, (void)exp;
+    (*(int *)arg)++;
+    return 0;
+}
+
+ENGINE_TEST(sweep_reclaims_expired)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    tbatch t;
+    tb_init(&t, 0);
+    char k[32];
+    for (int i = 0; i < 200; i++) {
+        int n = snprintf(k, sizeof(k), "key:%d", i);
+        tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, "value", 5, 0, i < 150 ? T_NOW + 10 : 0);
+    }
+    tb_run(e, &t, T_NOW);
+    cr_assert_eq(stats_of(e).items, 200);
+    int seen = 0;
+    uint64_t cur = 0;
+    do {
+        cr_assert_eq(engine_scan(e, cur, 64, T_NOW + 10, count_keys, &seen, &cur), CUDIS_OK);
+    } while (cur != 0);
+    cr_assert_eq(seen, 50, "scan skips expired keys");
+    uint8_t buf[64];
+    uint32_t len = 0;
+    for (int i = 0; i < 50; i++) {
+        cr_assert_eq(engine_random_key(e, T_NOW + 10, buf, sizeof(buf) - 1, &len), 1);
+        buf[len] = 0;
+        int idx = atoi((char *)buf + 4);
+        cr_assert_geq(idx, 150, "random_key returned expired %s", buf);
+    }
+    int got = 0;
+    for (int i = 0; i < 1000 && got < 150; i++) {
+        int n = engine_sweep(e, T_NOW + 10, 1 << 20);
+        cr_assert_geq(n, 0);
+        got += n;
+    }
+    cr_assert_eq(got, 150);
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.items, 50);
+    cr_assert_eq(s.evict_expired, 150);
+    cr_assert_eq(s.evict_memory, 0);
+    tb_free(&t);
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * The out buffer
+ * ---------------------------------------------------------------------- */
+
+ENGINE_TEST(outbuf)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    char v[101];
+    memset(v, 'a', 100);
+    v[100] = 0;
+    T_SET(e, "a", v);
+    T_SET(e, "b", v);
+    T_SET(e, "c", v);
+    T_SET(e, "s", "small");
+    tbatch t;
+    tb_init(&t, 150);
+    tb_op(&t, CUDIS_OP_GET, 0, "a", 1, NULL, 0, 0, 0);
+    tb_op(&t, CUDIS_OP_GET, 0, "b", 1, NULL, 0, 0, 0);
+    tb_op(&t, CUDIS_OP_GET, CUDIS_F_DEL, "c", 1, NULL, 0, 0, 0);
+    tb_op(&t, CUDIS_OP_SET, CUDIS_F_GET, "s", 1, "changed", 7, 0, 0);
+    tb_run(e, &t, T_NOW);
+    int ok = 0, full = 0;
+    uint64_t used = 0;
+    for (uint32_t i = 0; i < 4; i++) {
+        if (t.res[i].status == CUDIS_OK) {
+            ok++;
+            cr_assert(t.res[i].flags & CUDIS_R_VALUE);
+            cr_assert_leq(t.res[i].val_off + t.res[i].val_len, 150);
+            used += t.res[i].val_len;
+        } else {
+            cr_assert_eq(t.res[i].status, CUDIS_E_OUTBUF, "op %u: %d", i, t.res[i].status);
+            cr_assert_eq(t.res[i].flags & CUDIS_R_DONE, 0);
+            cr_assert_eq(t.res[i].val_len, i == 3 ? 5 : 100, "OUTBUF reports the needed length");
+            full++;
+        }
+    }
+    cr_assert_geq(ok, 1);
+    cr_assert_geq(full, 2, "at most one 100-byte value fits in 150 bytes");
+    cr_assert_leq(used, 150);
+    cr_assert_gt(t.b.out_len, 150, "out_len ends above out_cap");
+    /* ops that did not fit were not applied */
+    if (t.res[2].status == CUDIS_E_OUTBUF) {
+        t_expect(e, T_NOW, "c", v);
+    } else {
+        t_expect(e, T_NOW, "c", NULL);
+    }
+    t_expect(e, T_NOW, "s", t.res[3].status == CUDIS_E_OUTBUF ? "small" : "changed");
+    /* zero capacity: every value-returning op is OUTBUF, others work */
+    tbatch z;
+    tb_init(&z, 0);
+    tb_op(&z, CUDIS_OP_GET, 0, "a", 1, NULL, 0, 0, 0);
+    tb_op(&z, CUDIS_OP_SET, 0, "d", 1, "x", 1, 0, 0);
+    tb_op(&z, CUDIS_OP_GET, 0, "zz", 2, NULL, 0, 0, 0);
+    tb_run(e, &z, T_NOW);
+    cr_assert_eq(z.res[0].status, CUDIS_E_OUTBUF);
+    cr_assert_eq(z.res[1].status, CUDIS_OK);
+    cr_assert_eq(z.res[2].status, CUDIS_OK);
+    cr_assert_eq(z.res[2].flags, 0);
+    t_expect(e, T_NOW, "d", "x");
+    tb_free(&z);
+    tb_free(&t);
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * Statistics, scan, random_key, flush
+ * ---------------------------------------------------------------------- */
+
+ENGINE_TEST(stats_counts)
+{
+    engine *e = open_default(p);
+    T_SET(e, "a", "1");
+    T_GET(e, "a");
+    T_GET(e, "b");
+    t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_DEL, "c", NULL, 0, 0);
+    t_op(e, T_NOW, CUDIS_OP_TTL, 0, "a", NULL, 0, 0);
+    cudis_stats s = stats_of(e);
+    bool st = p->caps & CAP_STORES;
+    cr_assert_eq(s.hits, st ? 1 : 0);
+    cr_assert_eq(s.misses, st ? 2 : 3);
+    cr_assert_eq(s.items, st ? 1 : 0);
+    cr_assert_leq(s.bytes_used, s.bytes_budget);
+    cr_assert_leq(s.index_bytes, s.bytes_used);
+    if (st) {
+        cr_assert_gt(s.capacity, 0);
+        cr_assert_gt(s.bytes_used, 0);
+        cr_assert_gt(s.load_factor, 0.0);
+        cr_assert_leq(s.load_factor, 1.0);
+    }
+    engine_reset_stats(e);
+    s = stats_of(e);
+    cr_assert_eq(s.hits + s.misses + s.evict_bucket + s.evict_memory + s.evict_expired, 0);
+    cr_assert_eq(s.items, st ? 1 : 0, "reset_stats keeps the data");
+    char info[1024];
+    size_t n = engine_info(e, info, sizeof(info));
+    cr_assert_lt(n, sizeof(info));
+    engine_destroy(e);
+}
+
+typedef struct scan_acc {
+    int n;
+    unsigned char seen[2000];
+    int dup;
+    int stop_after;
+} scan_acc;
+
+static int scan_collect(void *arg, const uint8_t *key, uint32_t key_len, int64_t exp)
+{
+    scan_acc *a = arg;
+    (void)exp;
+    char k[32];
+    cr_assert_lt(key_len, sizeof(k));
+    memcpy(k, key, key_len);
+    k[key_len] = 0;
+    int i = atoi(k + 2);
+    cr_assert(i >= 0 && i < 2000);
+    if (a->seen[i]) {
+        a->dup++;
+    }
+    a->seen[i] = 1;
+    a->n++;
+    return a->stop_after && a->n >= a->stop_after;
+}
+
+ENGINE_TEST(scan_random_flush)
+{
+    engine *e = open_default(p);
+    uint8_t buf[64];
+    uint32_t len = 0;
+    cr_assert_eq(engine_random_key(e, T_NOW, buf, sizeof(buf), &len), 0, "empty store");
+    scan_acc acc;
+    memset(&acc, 0, sizeof(acc));
+    uint64_t cur = 0;
+    cr_assert_eq(engine_scan(e, 0, 100, T_NOW, scan_collect, &acc, &cur), CUDIS_OK);
+    cr_assert_eq(acc.n, 0);
+    if (!(p->caps & CAP_STORES)) {
+        cr_assert_eq(cur, 0);
+        cr_assert_eq(engine_flush(e), CUDIS_OK);
+        engine_destroy(e);
+        return;
+    }
+    tbatch t;
+    tb_init(&t, 0);
+    char k[32];
+    for (int i = 0; i < 1000; i++) {
+        int n = snprintf(k, sizeof(k), "k:%d", i);
+        tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, k, (uint32_t)n, 0, 0);
+    }
+    tb_run(e, &t, T_NOW);
+    cr_assert_eq(stats_of(e).items, 1000);
+    /* a full scan visits every key exactly once */
+    memset(&acc, 0, sizeof(acc));
+    cur = 0;
+    int calls = 0;
+    do {
+        cr_assert_eq(engine_scan(e, cur, 16, T_NOW, scan_collect, &acc, &cur), CUDIS_OK);
+        calls++;
+        cr_assert_lt(calls, 1000000);
+    } while (cur != 0);
+    cr_assert_eq(acc.dup, 0);
+    cr_assert_eq(acc.n, 1000);
+    cr_assert_gt(calls, 1, "count bounds the work per call");
+    /* the callback can stop early */
+    memset(&acc, 0, sizeof(acc));
+    acc.stop_after = 3;
+    cr_assert_eq(engine_scan(e, 0, 1u << 30, T_NOW, scan_collect, &acc, &cur), CUDIS_OK);
+    cr_assert_eq(acc.n, 3);
+    /* random keys exist */
+    for (int i = 0; i < 20; i++) {
+        cr_assert_eq(engine_random_key(e, T_NOW, buf, sizeof(buf) - 1, &len), 1);
+        buf[len] = 0;
+        cr_assert_eq(strncmp((char *)buf, "k:", 2), 0);
+        t_expect(e, T_NOW, (char *)buf, (char *)buf);
+    }
+    cr_assert_eq(engine_random_key(e, T_NOW, buf, 2, &len), CUDIS_E_OUTBUF);
+    cr_assert_gt(len, 2);
+    /* flush empties it */
+    cudis_stats before = stats_of(e);
+    cr_assert_eq(engine_flush(e), CUDIS_OK);
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.items, 0);
+    cr_assert_eq(s.key_bytes + s.value_bytes, 0);
+    cr_assert_lt(s.bytes_used, before.bytes_used);
+    t_expect(e, T_NOW, "k:5", NULL);
+    cr_assert_eq(engine_random_key(e, T_NOW, buf, sizeof(buf), &len), 0);
+    memset(&acc, 0, sizeof(acc));
+    cur = 0;
+    do {
+        engine_scan(e, cur, 1000, T_NOW, scan_collect, &acc, &cur);
+    } while (cur != 0);
+    cr_assert_eq(acc.n, 0);
+    /* usable again */
+    T_SET(e, "k:5", "again");
+    t_expect(e, T_NOW, "k:5", "again");
+    tb_free(&t);
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * Budget and the model test
+ * ---------------------------------------------------------------------- */
+
+static void check_budget(engine *e)
+{
+    cudis_stats s = stats_of(e);
+    cr_assert_leq(s.bytes_used, s.bytes_budget, "bytes_used %llu > budget %llu",
+                  (unsigned long long)s.bytes_used, (unsigned long long)s.bytes_budget);
+}
+
+ENGINE_TEST(budget_never_exceeded)
+{
+    T_NEED_STORE(p);
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.memory_bytes = 2ull << 20;
+    engine *e = open_cfg(p, &cfg);
+    uint64_t rng = 42;
+    tbatch t;
+    tb_init(&t, 1 << 20);
+    static uint8_t val[8192];
+    for (size_t i = 0; i < sizeof(val); i++) {
+        val[i] = (uint8_t)i;
+    }
+    char k[32];
+    uint64_t hits = 0;
+    for (int round = 0; round < 60; round++) {
+        tb_reset(&t);
+        for (int i = 0; i < 256; i++) {
+            uint64_t r = t_rand(&rng);
+            int n = snprintf(k, sizeof(k), "b:%d:%llu", round, (unsigned long long)(r % 100000));
+            uint32_t vl = (uint32_t)(t_rand(&rng) % 4000);
+            if (r & 0x100000) {
+                vl = (uint32_t)(t_rand(&rng) % 64);
+            }
+            tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, val, vl, 0, 0);
+        }
+        tb_run(e, &t, T_NOW);
+        for (uint32_t i = 0; i < t.n; i++) {
+            cr_assert_eq(t.res[i].status, CUDIS_OK, "SET under pressure must evict, not fail: %d",
+                         t.res[i].status);
+        }
+        check_budget(e);
+        /* read back this round's keys */
+        tbatch g;
+        tb_init(&g, 1 << 20);
+        for (uint32_t i = 0; i < t.n; i++) {
+            tb_op(&g, CUDIS_OP_GET, 0, t.in + t.ops[i].key_off, t.ops[i].key_len, NULL, 0, 0, 0);
+        }
+        tb_run(e, &g, T_NOW);
+        for (uint32_t i = 0; i < g.n; i++) {
+            cr_assert_eq(g.res[i].status, CUDIS_OK);
+            if (g.res[i].flags & CUDIS_R_VALUE) {
+                hits++;
+                /* a hit returns a prefix of val of its stored length */
+                cr_assert_eq(memcmp(tb_val(&g, i), val, g.res[i].val_len), 0);
+            }
+        }
+        tb_free(&g);
+        check_budget(e);
+    }
+    cudis_stats s = stats_of(e);
+    cr_assert_gt(s.evict_memory + s.evict_bucket, 0, "the workload is larger than the budget");
+    cr_assert_gt(hits, 0);
+    cr_assert_gt(s.items, 100, "the budget holds a useful number of items");
+    /* a value larger than the whole budget is refused, not stored */
+    tbatch big;
+    tb_init(&big, 0);
+    static uint8_t huge[(1 << 20) - 1];
+    tb_op(&big, CUDIS_OP_SET, 0, "huge", 4, huge, sizeof(huge), 0, 0);
+    tb_op(&big, CUDIS_OP_SET, 0, "huge2", 5, huge, sizeof(huge), 0, 0);
+    tb_op(&big, CUDIS_OP_SET, 0, "huge3", 5, huge, sizeof(huge), 0, 0);
+    tb_run(e, &big, T_NOW);
+    for (uint32_t i = 0; i < 3; i++) {
+        cr_assert(big.res[i].status == CUDIS_OK || big.res[i].status == CUDIS_E_FULL ||
+                  big.res[i].status == CUDIS_E_VALTOOBIG,
+                  "status %d", big.res[i].status);
+    }
+    check_budget(e);
+    tb_free(&big);
+    tb_free(&t);
+    engine_destroy(e);
+}
+
+/*
+ * Model test: random ops on a small key space against a reference map. A
+ * cache may drop a key (then the model forgets it too), but a key it reports
+ * must carry exactly the latest written value and expiry, and deleted or
+ * expired keys never come back. Exact engines with room for every key must
+ * not drop anything.
+ */
+#define M_KEYS 96
+
+typedef struct mkey {
+    bool live;
+    int64_t exp;
+    uint32_t len;
+    uint8_t val[96];
+} mkey;
+
+static bool m_live(const mkey *m, int64_t now)
+{
+    return m->live && (m->exp == 0 || m->exp > now);
+}
+
+static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uint64_t seed,
+                      int rounds)
+{
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.memory_bytes = budget;
+    cfg.threads = threads;
+    cfg.max_val_len = 96;
+    engine *e = open_cfg(p, &cfg);
+    bool strict = (p->caps & CAP_EXACT) && budget >= (1u << 20);
+    mkey *m = calloc(M_KEYS, sizeof(mkey));
+    tbatch t;
+    tb_init(&t, 1 << 16);
+    uint64_t rng = seed;
+    int64_t now = T_NOW;
+    uint64_t dropped = 0;
+    int keys_in[M_KEYS];
+    for (int round = 0; round < rounds; round++) {
+        tb_reset(&t);
+        now += (int64_t)(t_rand(&rng) % 5);
+        /* distinct keys per batch: no two ops on one key in a batch */
+        int nk = 1 + (int)(t_rand(&rng) % 80);
+        unsigned char used[M_KEYS] = {0};
+        for (int j = 0; j < nk; j++) {
+            int key = (int)(t_rand(&rng) % M_KEYS);
+            if (used[key]) {
+                continue;
+            }
+            used[key] = 1;
+            keys_in[t.n] = key;
+            char k[16];
+            int kl = snprintf(k, sizeof(k), "m%d", key);
+            uint64_t r = t_rand(&rng);
+            uint8_t v[96];
+            uint32_t vl = (uint32_t)(r >> 40) % 40;
+            for (uint32_t x = 0; x < vl; x++) {
+                v[x] = (uint8_t)('a' + (t_rand(&rng) % 26));
+            }
+            int64_t exp = (r & 0x300) == 0x300 ? now + 1 + (int64_t)((r >> 16) % 30) : 0;
+            uint16_t fl = 0;
+            switch (r % 12) {
+            case 0:
+            case 1:
+            case 2:
+                tb_op(&t, CUDIS_OP_GET, 0, k, (uint32_t)kl, NULL, 0, 0, 0);
+                break;
+            case 3:
+            case 4:
+                fl = (r & 0x1000) ? CUDIS_F_NX : (r & 0x2000) ? CUDIS_F_XX : 0;
+                fl |= (r & 0x4000) ? CUDIS_F_GET : 0;
+                fl |= (r & 0x8000) ? CUDIS_F_KEEPTTL : 0;
+                tb_op(&t, CUDIS_OP_SET, fl, k, (uint32_t)kl, v, vl, 0, exp);
+                break;
+            case 5:
+                tb_op(&t, CUDIS_OP_DEL, 0, k, (uint32_t)kl, NULL, 0, 0, 0);
+                break;
+            case 6:
+                tb_op(&t, CUDIS_OP_APPEND, 0, k, (uint32_t)kl, v, vl % 8, 0, 0);
+                break;
+            case 7:
+                tb_op(&t, CUDIS_OP_INCRBY, 0, k, (uint32_t)kl, NULL, 0, (int64_t)(r % 7) - 3, 0);
+                break;
+            case 8:
+                tb_op(&t, CUDIS_OP_EXPIRE, 0, k, (uint32_t)kl, NULL, 0, 0,
+                      now - 2 + (int64_t)((r >> 20) % 40));
+                break;
+            case 9:
+                tb_op(&t, (r & 0x10) ? CUDIS_OP_PERSIST : CUDIS_OP_TTL, 0, k, (uint32_t)kl, NULL,
+                      0, 0, 0);
+                break;
+            case 10:
+                tb_op(&t, CUDIS_OP_SETRANGE, 0, k, (uint32_t)kl, v, vl % 5, (int64_t)(r >> 60),
+                      0);
+                break;
+            default:
+                fl = (r & 0x10) ? CUDIS_F_DEL : (r & 0x20) ? CUDIS_F_PERSIST : CUDIS_F_SETEXP;
+                tb_op(&t, CUDIS_OP_GET, fl, k, (uint32_t)kl, NULL, 0, 0, exp ? exp : now + 20);
+                break;
+            }
+        }
+        tb_run(e, &t, now);
+        for (uint32_t i = 0; i < t.n; i++) {
+            const cudis_op *op = &t.ops[i];
+            cudis_result *res = &t.res[i];
+            mkey *mk = &m[keys_in[i]];
+            bool mlive = m_live(mk, now);
+            bool found = res->flags & CUDIS_R_FOUND;
+            /* what the op must do to the model's state (as the engine saw it) */
+            cudis_cur cur = {.found = found};
+            if (found) {
+                cur.val = mk->val;
+                cur.val_len = mk->len;
+                cur.expire_ms = mk->exp;
+            }
+            cudis_plan plan;
+            cudis_result mres;
+            int rc = cudis_plan_op(op, t.in, &cur, now, 96, &plan, &mres);
+            if (rc < 0) {
+                cr_assert_eq(res->status, rc, "round %d m%d code %u: status %d, want %d", round,
+                             keys_in[i], op->code, res->status, rc);
+                continue; /* the op's own error; nothing changed */
+            }
+            cr_assert_eq(res->status, CUDIS_OK, "round %d op %u code %u: status %d", round, i,
+                         op->code, res->status);
+            if (found) {
+                cr_assert(mlive, "round %d: key m%d reported live but the model has it %s", round,
+                          keys_in[i], mk->live ? "expired" : "deleted/never written");
+            } else if (mlive) {
+                cr_assert(!strict, "round %d: exact engine dropped m%d with room to spare", round,
+                          keys_in[i]);
+                dropped++;
+                mk->live = false; /* the cache dropped it: forget */
+            }
+            if (res->flags & CUDIS_R_VALUE) {
+                cr_assert_eq(res->val_len, mk->len, "round %d key m%d: length", round, keys_in[i]);
+                cr_assert_eq(memcmp(tb_val(&t, i), mk->val, mk->len), 0,
+                             "round %d key m%d: a value that is not the latest written", round,
+                             keys_in[i]);
+            }
+            if (op->code == CUDIS_OP_GET || op->code == CUDIS_OP_TTL) {
+                if (found) {
+                    cr_assert_eq(res->num, mk->exp ? mk->exp : -1, "round %d m%d: expiry",
+                                 round, keys_in[i]);
+                }
+            }
+            cr_assert_eq(mres.flags & CUDIS_R_DONE, res->flags & CUDIS_R_DONE,
+                         "round %d m%d code %u: DONE differs", round, keys_in[i], op->code);
+            cr_assert_eq(mres.num, res->num, "round %d m%d code %u: num", round, keys_in[i],
+                         op->code);
+            if (plan.action == CUDIS_ACT_WRITE) {
+                uint8_t nv[96];
+                cudis_plan_build(&plan, mk->val, t.in + op->val_off, nv);
+                memcpy(mk->val, nv, plan.new_len);
+                mk->len = plan.new_len;
+                mk->exp = plan.expire_ms;
+                mk->live = true;
+            } else if (plan.action == CUDIS_ACT_SETEXP) {
+                mk->exp = plan.expire_ms;
+            } else if (plan.action == CUDIS_ACT_DELETE) {
+                mk->live = false;
+            }
+        }
+        if (round % 64 == 0) {
+            check_budget(e);
+            engine_sweep(e, now, 64);
+        }
+    }
+    check_budget(e);
+    if (strict) {
+        cr_assert_eq(dropped, 0);
+    }
+    tb_free(&t);
+    free(m);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(model_roomy)
+{
+    T_NEED_STORE(p);
+    model_run(p, 16ull << 20, 1, 1, 3000);
+}
+
+ENGINE_TEST(model_tight_budget)
+{
+    T_NEED_STORE(p);
+    /* part of the working set fits: evictions happen all the time */
+    model_run(p, 12000, 1, 7, 2000);
+}
+
+ENGINE_TEST(model_threads)
+{
+    T_NEED_STORE(p);
+    model_run(p, 16ull << 20, 3, 3, 1500);
+}
+
+/* ------------------------------------------------------------------------
+ * Worker pool: a large batch split over threads equals one thread's run
+ * ---------------------------------------------------------------------- */
+
+ENGINE_TEST(threads_split_batch)
+{
+    T_NEED_STORE(p);
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.threads = 4;
+    engine *e = open_cfg(p, &cfg);
+    tbatch t;
+    tb_init(&t, 0);
+    char k[32], v[64];
+    for (int i = 0; i < 2000; i++) {
+        int n = snprintf(k, sizeof(k), "p:%d", i);
+        int vn = snprintf(v, sizeof(v), "value-%d-%0*d", i, i % 40, 0);
+        tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, v, (uint32_t)vn, 0, 0);
+    }
+    tb_run(e, &t, T_NOW);
+    for (uint32_t i = 0; i < t.n; i++) {
+        cr_assert_eq(t.res[i].status, CUDIS_OK);
+    }
+    int outbuf_total = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 0: room for all; pass 1: room for about half */
+        tbatch g;
+        tb_init(&g, pass == 0 ? 1 << 20 : 30000);
+        for (int i = 0; i < 2000; i++) {
+            int n = snprintf(k, sizeof(k), "p:%d", i);
+            tb_op(&g, CUDIS_OP_GET, 0, k, (uint32_t)n, NULL, 0, 0, 0);
+        }
+        tb_run(e, &g, T_NOW);
+        uint64_t total = 0;
+        int outbuf = 0;
+        static unsigned char mark[1 << 20];
+        memset(mark, 0, g.out_cap);
+        for (int i = 0; i < 2000; i++) {
+            int vn = snprintf(v, sizeof(v), "value-%d-%0*d", i, i % 40, 0);
+            if (g.res[i].status == CUDIS_E_OUTBUF) {
+                cr_assert_eq(g.res[i].val_len, (uint32_t)vn);
+                outbuf++;
+                continue;
+            }
+            cr_assert_eq(g.res[i].status, CUDIS_OK);
+            cr_assert_eq(g.res[i].flags, CUDIS_R_FOUND | CUDIS_R_VALUE, "p:%d", i);
+            cr_assert_eq(g.res[i].val_len, (uint32_t)vn);
+            cr_assert_leq(g.res[i].val_off + g.res[i].val_len, g.b.out_len);
+            cr_assert_leq(g.res[i].val_off + g.res[i].val_len, g.out_cap);
+            cr_assert_eq(memcmp(tb_val(&g, (uint32_t)i), v, (size_t)vn), 0, "p:%d", i);
+            for (uint32_t x = 0; x < g.res[i].val_len; x++) {
+                cr_assert_eq(mark[g.res[i].val_off + x], 0, "values overlap");
+                mark[g.res[i].val_off + x] = 1;
+            }
+            total += g.res[i].val_len;
+        }
+        outbuf_total += outbuf;
+        if (pass == 0) {
+            cr_assert_eq(outbuf, 0);
+            cr_assert_eq(g.b.out_len, total, "values are packed");
+        } else {
+            cr_assert_gt(outbuf, 0);
+            cr_assert_gt(total, g.out_cap - 64, "the space is used, not lost to slicing");
+        }
+        tb_free(&g);
+    }
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.hits, 4000 - (uint64_t)outbuf_total, "an op that did not fit is not counted");
+    cr_assert_eq(s.misses, 0);
+    tb_free(&t);
+    engine_destroy(e);
+}
