@@ -1,0 +1,123 @@
+/*
+ * ccht.h - the double-LRU cache cuckoo hash table (CCHT) in host memory.
+ *
+ * A cache of binary-safe keys and values within a fixed memory budget
+ * (index + value arena never exceed it). Two candidate buckets per key; when
+ * both are full the older of the two buckets' LRU entries is evicted (first
+ * LRU level); when value memory runs out a victim is chosen by sampled global
+ * recency (second LRU level). See ../shared/DESIGN.md section 2 and
+ * ccht_bucket.h for the algorithm, ccht_layout.h for the memory layout.
+ *
+ * Threading: every function except ccht_destroy and ccht_flush may be called
+ * from any number of threads at once, without a global lock (writers lock a
+ * key's two buckets, readers are optimistic). ccht_flush and ccht_destroy
+ * must not run concurrently with anything else. Nothing blocks on I/O.
+ *
+ * Semantics of every operation come from common/cudis_op.h (cudis_plan_op);
+ * the single-key calls below are thin wrappers that build a one-op batch.
+ */
+#ifndef CCHT_H
+#define CCHT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cudis_op.h"
+#include "cudis_stats.h"
+
+typedef struct ccht ccht;
+
+typedef struct ccht_options {
+    uint64_t memory_bytes;        /* budget for index + arena + metadata (required) */
+    uint64_t max_items;           /* 0 = sized from memory; else exactly this many slots
+                                   * (rounded up to a whole bucket) */
+    uint32_t ways;                /* slots per bucket: 4, 8 or 16 (0 = 8) */
+    uint32_t max_key_len;         /* 0 = 65535 */
+    uint32_t max_val_len;         /* 0 = 1 MiB */
+    uint32_t expected_item_bytes; /* key+value bytes, sizes the index when max_items = 0
+                                   * (0 = 64) */
+    bool allow_empty_key;         /* accept "" as a key */
+    uint64_t seed;                /* hash seed (0 = a fixed default) */
+} ccht_options;
+
+/* Fill `o` with the defaults above and memory_bytes = 64 MiB. */
+void ccht_options_default(ccht_options *o);
+
+/* Create a table. Returns NULL on failure with the reason in why[why_len]
+ * (why may be NULL). Memory is reserved up front but touched lazily. */
+ccht *ccht_create(const ccht_options *o, char *why, size_t why_len);
+
+/* Free the table and everything in it. NULL is fine. */
+void ccht_destroy(ccht *t);
+
+/* Run a batch (see cudis_op.h): one result per op in batch->res, values
+ * packed into batch->out. Returns CUDIS_OK (per-op errors are in
+ * res[i].status). Ops of one batch are run in order on the calling thread. */
+int ccht_execute(ccht *t, cudis_batch *batch);
+
+/* ---- single-key wrappers (clock: cudis_now_ms()) ---------------------- */
+
+/* GET. Returns 1 and copies the value to buf (cap bytes) with its length in
+ * *val_len, 0 when missing, CUDIS_E_OUTBUF (with *val_len = needed) when cap
+ * is too small, or another negative code. */
+int ccht_get(ccht *t, const void *key, uint32_t key_len, void *buf, uint32_t cap,
+             uint32_t *val_len);
+
+/* SET with CUDIS_F_NX/XX/KEEPTTL flags and an absolute expiry (0 = none).
+ * Returns 1 when written, 0 when a condition kept it from being written,
+ * or a negative code (CUDIS_E_KEYTOOBIG, CUDIS_E_VALTOOBIG, CUDIS_E_FULL...). */
+int ccht_set(ccht *t, const void *key, uint32_t key_len, const void *val, uint32_t val_len,
+             int64_t expire_ms, uint16_t flags);
+
+/* DEL: 1 when the key was deleted, 0 when absent, or a negative code. */
+int ccht_del(ccht *t, const void *key, uint32_t key_len);
+
+/* EXISTS: 1 when live, 0 when absent, or a negative code. */
+int ccht_exists(ccht *t, const void *key, uint32_t key_len);
+
+/* INCRBY: 0 with the new value in *out, or CUDIS_E_NOTINT/CUDIS_E_OVERFLOW/... */
+int ccht_incrby(ccht *t, const void *key, uint32_t key_len, int64_t delta, int64_t *out);
+
+/* EXPIRE at absolute ms with CUDIS_F_NX/XX/GT/LT: 1 when applied, 0 when not
+ * (absent key or condition false), or a negative code. A past time deletes. */
+int ccht_expire(ccht *t, const void *key, uint32_t key_len, int64_t expire_ms, uint16_t flags);
+
+/* PERSIST: 1 when an expiry was removed, 0 otherwise, or a negative code. */
+int ccht_persist(ccht *t, const void *key, uint32_t key_len);
+
+/* TTL: 1 with the absolute expiry in *expire_ms (-1 = none), 0 when absent. */
+int ccht_ttl(ccht *t, const void *key, uint32_t key_len, int64_t *expire_ms);
+
+/* ---- whole-table operations ------------------------------------------- */
+
+/* Visit live keys from `cursor` (0 = start) over about `count` buckets; sets
+ * *next (0 when done). A key is reported at most once per full scan when the
+ * table is not modified. fn may call back into the table. Returns 0. */
+int ccht_scan(ccht *t, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+              void *arg, uint64_t *next);
+
+/* A random live key into buf. 1 found, 0 empty, CUDIS_E_OUTBUF (*len = needed). */
+int ccht_random_key(ccht *t, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
+
+/* Remove every key (not concurrent with other calls). Returns 0. */
+int ccht_flush(ccht *t);
+
+/* Reclaim expired items over about max_work buckets from an internal
+ * cursor. Returns how many were reclaimed (counted in evict_expired). */
+int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work);
+
+/* Statistics (cudis_stats.h); bytes_used never exceeds bytes_budget. */
+void ccht_stats(ccht *t, cudis_stats *out);
+
+/* Zero hits, misses and evictions. */
+void ccht_reset_stats(ccht *t);
+
+/* Engine-specific INFO lines ("field:value\r\n"), snprintf-style. */
+size_t ccht_info(ccht *t, char *buf, size_t cap);
+
+/* The table's view (layout shared with the GPU engine; read-only use). */
+struct ccht_view;
+void ccht_get_view(const ccht *t, struct ccht_view *out);
+
+#endif /* CCHT_H */

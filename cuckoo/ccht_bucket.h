@@ -1,0 +1,487 @@
+/*
+ * ccht_bucket.h - the CCHT bucket algorithm, written once for the host
+ * compiler and nvcc (CUDIS_HD static inline functions over a ccht_view).
+ *
+ * No allocation, no pthread, no pointers stored in memory: only the view's
+ * base pointers and the atomics of cudis_hd.h. The host engine (ccht.c) and
+ * the CUDA kernels (kernels/) call these functions; each supplies its own
+ * chunk allocator for the arena.
+ *
+ * Protocol (DESIGN.md section 2):
+ * - A key hashes (cudis_hash with the view's seed) to two buckets b1 != b2
+ *   (fastrange over n_buckets) and a 15-bit fingerprint.
+ * - Writers lock both buckets in index order (ccht_pair_lock), probe both,
+ *   decide (cudis_plan_op), write a NEW chunk, publish its slot word with one
+ *   release store, free the old chunk while still holding the lock, then
+ *   unlock (ccht_pair_unlock): the version moves by 2.
+ * - Readers are optimistic: v = ccht_read_begin() for both buckets, probe,
+ *   copy what they need, then ccht_read_valid() on both; any change (a
+ *   writer published, or freed a chunk the reader may have been copying)
+ *   means retry. A reader never trusts item bytes it read before validation:
+ *   lengths are bound-checked against the arena, so a torn read can only
+ *   cause a retry, never an out-of-bounds access.
+ * - Inserting a new key: a free slot (empty or holding an expired item) in
+ *   b1, then b2; else the slot with the oldest stamp of the two buckets
+ *   (each bucket's LRU tail; the older one loses). No displacement chains.
+ * - Hits refresh the slot's 32-bit stamp (racy relaxed store, skipped when
+ *   the stamp is recent enough: `slack`).
+ *
+ * Thread-safety of item bytes under ThreadSanitizer: optimistic readers may
+ * read a chunk a writer is refilling (the validation discards that read).
+ * Under TSan the byte helpers below use relaxed atomics so this benign race
+ * is not reported; normal builds use memcpy/memcmp.
+ */
+#ifndef CCHT_BUCKET_H
+#define CCHT_BUCKET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ccht_layout.h"
+#include "cudis_hd.h"
+
+#if defined(__SANITIZE_THREAD__)
+#define CCHT_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CCHT_TSAN 1
+#endif
+#endif
+#ifndef CCHT_TSAN
+#define CCHT_TSAN 0
+#endif
+
+#if CUDIS_DEVICE_CODE
+#define CCHT_PREFETCH(p) ((void)(p))
+#define CCHT_PAUSE() ((void)0)
+#else
+#define CCHT_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
+#if defined(__x86_64__) || defined(__i386__)
+#define CCHT_PAUSE() __builtin_ia32_pause()
+#else
+#define CCHT_PAUSE() ((void)0)
+#endif
+#endif
+
+/* ------------------------------------------------------------------------
+ * Addressing
+ * ---------------------------------------------------------------------- */
+
+CUDIS_HD static inline uint8_t *ccht_bkt(const ccht_view *v, uint64_t b)
+{
+    return v->buckets + b * v->bucket_bytes;
+}
+
+CUDIS_HD static inline uint64_t *ccht_bkt_version(const ccht_view *v, uint64_t b)
+{
+    return (uint64_t *)(ccht_bkt(v, b) + CCHT_BKT_VERSION_OFF);
+}
+
+CUDIS_HD static inline uint64_t *ccht_bkt_slot(const ccht_view *v, uint64_t b, uint32_t way)
+{
+    return (uint64_t *)(ccht_bkt(v, b) + CCHT_BKT_SLOTS_OFF) + way;
+}
+
+CUDIS_HD static inline uint32_t *ccht_bkt_stamp(const ccht_view *v, uint64_t b, uint32_t way)
+{
+    return (uint32_t *)(ccht_bkt(v, b) + CCHT_BKT_STAMPS_OFF(v->ways)) + way;
+}
+
+/* (x * n) >> 64: maps a 64-bit hash onto [0, n) for any n. */
+CUDIS_HD static inline uint64_t ccht_fastrange(uint64_t x, uint64_t n)
+{
+#if CUDIS_DEVICE_CODE
+    return __umul64hi(x, n);
+#else
+    return (uint64_t)(((__uint128_t)x * n) >> 64);
+#endif
+}
+
+/* Candidate buckets and fingerprint of a key. */
+CUDIS_HD static inline ccht_hkey ccht_hash_key(const ccht_view *v, const uint8_t *key,
+                                               uint32_t key_len)
+{
+    ccht_hkey hk;
+    uint64_t h = cudis_hash(key, key_len, v->seed);
+    uint64_t h2 = cudis_mix64(h ^ 0x9e3779b97f4a7c15ull, 0xd6e8feb86659fd93ull);
+    hk.b1 = ccht_fastrange(h, v->n_buckets);
+    hk.b2 = ccht_fastrange(h2, v->n_buckets);
+    if (hk.b2 == hk.b1 && v->n_buckets > 1) {
+        hk.b2 = hk.b1 + 1 == v->n_buckets ? 0 : hk.b1 + 1;
+    }
+    hk.fp = (uint32_t)(h & CCHT_SLOT_FP_MASK);
+    return hk;
+}
+
+/* ------------------------------------------------------------------------
+ * Bucket locks (writers) and versions (optimistic readers)
+ * ---------------------------------------------------------------------- */
+
+CUDIS_HD static inline bool ccht_bkt_trylock(const ccht_view *v, uint64_t b)
+{
+    uint64_t *ver = ccht_bkt_version(v, b);
+    uint64_t x = cudis_load_relaxed_u64(ver);
+    return (x & CCHT_VER_LOCK) == 0 && cudis_cas_u64(ver, x, x | CCHT_VER_LOCK);
+}
+
+/* Spin until the bucket is ours. The caller must hold no bucket with a
+ * higher index (lock order), or use ccht_pair_lock. */
+CUDIS_HD static inline void ccht_bkt_lock(const ccht_view *v, uint64_t b)
+{
+    while (!ccht_bkt_trylock(v, b)) {
+        CCHT_PAUSE();
+    }
+}
+
+/* Release a bucket we hold; the version ends 2 above where it started. */
+CUDIS_HD static inline void ccht_bkt_unlock(const ccht_view *v, uint64_t b)
+{
+    uint64_t *ver = ccht_bkt_version(v, b);
+    uint64_t x = cudis_load_relaxed_u64(ver);
+    cudis_store_rel_u64(ver, x + 1);
+}
+
+/* Lock both candidate buckets of a key, lower index first. */
+CUDIS_HD static inline void ccht_pair_lock(const ccht_view *v, const ccht_hkey *hk)
+{
+    uint64_t lo = hk->b1 < hk->b2 ? hk->b1 : hk->b2;
+    uint64_t hi = hk->b1 < hk->b2 ? hk->b2 : hk->b1;
+    ccht_bkt_lock(v, lo);
+    if (hi != lo) {
+        ccht_bkt_lock(v, hi);
+    }
+}
+
+CUDIS_HD static inline void ccht_pair_unlock(const ccht_view *v, const ccht_hkey *hk)
+{
+    ccht_bkt_unlock(v, hk->b1);
+    if (hk->b2 != hk->b1) {
+        ccht_bkt_unlock(v, hk->b2);
+    }
+}
+
+/* Start an optimistic read of bucket b: waits while a writer holds it and
+ * returns the (even) version to pass to ccht_read_valid. */
+CUDIS_HD static inline uint64_t ccht_read_begin(const ccht_view *v, uint64_t b)
+{
+    uint64_t x;
+    while ((x = cudis_load_acq_u64(ccht_bkt_version(v, b))) & CCHT_VER_LOCK) {
+        CCHT_PAUSE();
+    }
+    return x;
+}
+
+/* True when bucket b still has version `ver` (everything read since
+ * ccht_read_begin is consistent). Orders the data reads before the check. */
+CUDIS_HD static inline bool ccht_read_valid(const ccht_view *v, uint64_t b, uint64_t ver)
+{
+    cudis_fence_acq();
+    return cudis_load_relaxed_u64(ccht_bkt_version(v, b)) == ver;
+}
+
+/* ------------------------------------------------------------------------
+ * Item bytes (see the TSan note at the top)
+ * ---------------------------------------------------------------------- */
+
+CUDIS_HD static inline uint32_t ccht_item_h0(const ccht_view *v, uint64_t off)
+{
+    return cudis_load_relaxed_u32((const uint32_t *)(v->arena + off));
+}
+
+CUDIS_HD static inline uint32_t ccht_item_vlen(const ccht_view *v, uint64_t off)
+{
+    return cudis_load_relaxed_u32((const uint32_t *)(v->arena + off + 4));
+}
+
+/* Expiry of an item whose h0 has CCHT_ITEM_EXP (0 otherwise). */
+CUDIS_HD static inline int64_t ccht_item_expire(const ccht_view *v, uint64_t off, uint32_t h0)
+{
+    if (!(h0 & CCHT_ITEM_EXP)) {
+        return 0;
+    }
+    return (int64_t)cudis_load_relaxed_u64((const uint64_t *)(v->arena + off + 8));
+}
+
+/* Change the expiry of an item that has an expiry field, in place (one
+ * atomic store: readers see the old or the new expiry). */
+CUDIS_HD static inline void ccht_item_set_expire(const ccht_view *v, uint64_t off, int64_t e)
+{
+    cudis_store_relaxed_u64((uint64_t *)(v->arena + off + 8), (uint64_t)e);
+}
+
+CUDIS_HD static inline uint8_t *ccht_item_key(const ccht_view *v, uint64_t off, uint32_t h0)
+{
+    return v->arena + off + ccht_item_hdr((h0 & CCHT_ITEM_EXP) != 0);
+}
+
+CUDIS_HD static inline uint8_t *ccht_item_val(const ccht_view *v, uint64_t off, uint32_t h0)
+{
+    return ccht_item_key(v, off, h0) + (h0 & CCHT_ITEM_KLEN_MASK);
+}
+
+/* Copy n bytes out of the arena (may race with a writer: validate after). */
+CUDIS_HD static inline void ccht_bytes_read(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+#if CUDIS_DEVICE_CODE
+    for (uint64_t i = 0; i < n; i++) {
+        dst[i] = ((const volatile uint8_t *)src)[i];
+    }
+#elif CCHT_TSAN
+    for (uint64_t i = 0; i < n; i++) {
+        dst[i] = __atomic_load_n(src + i, __ATOMIC_RELAXED);
+    }
+#else
+    if (n) {
+        memcpy(dst, src, n);
+    }
+#endif
+}
+
+/* Copy n bytes into a chunk this thread owns (not yet published). */
+CUDIS_HD static inline void ccht_bytes_write(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+#if CUDIS_DEVICE_CODE
+    for (uint64_t i = 0; i < n; i++) {
+        dst[i] = src[i];
+    }
+#elif CCHT_TSAN
+    for (uint64_t i = 0; i < n; i++) {
+        __atomic_store_n(dst + i, src[i], __ATOMIC_RELAXED);
+    }
+#else
+    if (n) {
+        memcpy(dst, src, n);
+    }
+#endif
+}
+
+/* Compare arena bytes a (may race) with b. True when equal. */
+CUDIS_HD static inline bool ccht_bytes_eq(const uint8_t *a, const uint8_t *b, uint64_t n)
+{
+#if CUDIS_DEVICE_CODE
+    for (uint64_t i = 0; i < n; i++) {
+        if (((const volatile uint8_t *)a)[i] != b[i]) {
+            return false;
+        }
+    }
+    return true;
+#elif CCHT_TSAN
+    for (uint64_t i = 0; i < n; i++) {
+        if (__atomic_load_n(a + i, __ATOMIC_RELAXED) != b[i]) {
+            return false;
+        }
+    }
+    return true;
+#else
+    return n == 0 || memcmp(a, b, n) == 0;
+#endif
+}
+
+/* Write an item header into a chunk this thread owns. h0 is written last
+ * (LIVE); the caller then publishes the slot word with a release store. */
+CUDIS_HD static inline void ccht_item_init(const ccht_view *v, uint64_t off, uint32_t key_len,
+                                           uint32_t val_len, int64_t expire_ms)
+{
+    uint8_t *p = v->arena + off;
+    cudis_store_relaxed_u32((uint32_t *)(p + 4), val_len);
+    if (expire_ms != 0) {
+        cudis_store_relaxed_u64((uint64_t *)(p + 8), (uint64_t)expire_ms);
+    }
+    cudis_store_relaxed_u32((uint32_t *)p, CCHT_ITEM_LIVE | (expire_ms ? CCHT_ITEM_EXP : 0) |
+                                               (key_len & CCHT_ITEM_KLEN_MASK));
+}
+
+/* ------------------------------------------------------------------------
+ * Probing
+ * ---------------------------------------------------------------------- */
+
+/* True when the item at `off` is a consistent live item with this key. Safe
+ * on a chunk that is being rewritten (bounds-checked); validate afterwards. */
+CUDIS_HD static inline bool ccht_item_is_key(const ccht_view *v, uint64_t off, const uint8_t *key,
+                                             uint32_t key_len, uint32_t *h0_out)
+{
+    if (off + CCHT_ITEM_HDR_EXP > v->arena_bytes) {
+        return false;
+    }
+    uint32_t h0 = ccht_item_h0(v, off);
+    if (!(h0 & CCHT_ITEM_LIVE) || (h0 & CCHT_ITEM_KLEN_MASK) != key_len) {
+        return false;
+    }
+    uint64_t end = off + ccht_item_hdr((h0 & CCHT_ITEM_EXP) != 0) + key_len;
+    if (end > v->arena_bytes) {
+        return false;
+    }
+    if (!ccht_bytes_eq(ccht_item_key(v, off, h0), key, key_len)) {
+        return false;
+    }
+    *h0_out = h0;
+    return true;
+}
+
+/* Value length of a (checked) item, clamped so header+key+value stays inside
+ * the arena; returns false if it would not (torn read: retry). */
+CUDIS_HD static inline bool ccht_item_vlen_ok(const ccht_view *v, uint64_t off, uint32_t h0,
+                                              uint32_t *vlen)
+{
+    uint32_t n = ccht_item_vlen(v, off);
+    uint64_t end = off + ccht_item_hdr((h0 & CCHT_ITEM_EXP) != 0) + (h0 & CCHT_ITEM_KLEN_MASK) + n;
+    if (end > v->arena_bytes) {
+        return false;
+    }
+    *vlen = n;
+    return true;
+}
+
+/* Find `key` in its two buckets (both probed). Returns true with the slot in
+ * *loc and the item's header in *h0. Under the pair lock the answer is exact;
+ * optimistically it must be validated with ccht_read_valid. */
+CUDIS_HD static inline bool ccht_probe(const ccht_view *v, const ccht_hkey *hk, const uint8_t *key,
+                                       uint32_t key_len, ccht_loc *loc, uint32_t *h0)
+{
+    for (int i = 0; i < 2; i++) {
+        uint64_t b = i == 0 ? hk->b1 : hk->b2;
+        if (i == 1 && b == hk->b1) {
+            break;
+        }
+        for (uint32_t w = 0; w < v->ways; w++) {
+            uint64_t word = cudis_load_acq_u64(ccht_bkt_slot(v, b, w));
+            if (word == 0 || ccht_slot_fp(word) != hk->fp) {
+                continue;
+            }
+            if (ccht_item_is_key(v, ccht_slot_off(word), key, key_len, h0)) {
+                loc->bucket = b;
+                loc->way = w;
+                loc->word = word;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Prefetch hints for a key about to be probed (host only). */
+CUDIS_HD static inline void ccht_prefetch_buckets(const ccht_view *v, const ccht_hkey *hk)
+{
+    CCHT_PREFETCH(ccht_bkt(v, hk->b1));
+    CCHT_PREFETCH(ccht_bkt(v, hk->b2));
+    if (v->bucket_bytes > 64) {
+        CCHT_PREFETCH(ccht_bkt(v, hk->b1) + 64);
+        CCHT_PREFETCH(ccht_bkt(v, hk->b2) + 64);
+    }
+}
+
+/* Prefetch the items whose fingerprint matches (host only; no validation). */
+CUDIS_HD static inline void ccht_prefetch_items(const ccht_view *v, const ccht_hkey *hk)
+{
+    for (int i = 0; i < 2; i++) {
+        uint64_t b = i == 0 ? hk->b1 : hk->b2;
+        for (uint32_t w = 0; w < v->ways; w++) {
+            uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
+            if (word != 0 && ccht_slot_fp(word) == hk->fp) {
+                uint64_t off = ccht_slot_off(word);
+                if (off < v->arena_bytes) {
+                    CCHT_PREFETCH(v->arena + off);
+                }
+            }
+        }
+    }
+}
+
+/* True when the slot word refers to an item that has expired at now_ms. */
+CUDIS_HD static inline bool ccht_slot_expired(const ccht_view *v, uint64_t word, int64_t now_ms)
+{
+    if (!(word & CCHT_SLOT_EXP)) {
+        return false;
+    }
+    uint64_t off = ccht_slot_off(word);
+    if (off + CCHT_ITEM_HDR_EXP > v->arena_bytes) {
+        return false;
+    }
+    uint32_t h0 = ccht_item_h0(v, off);
+    int64_t e = ccht_item_expire(v, off, h0);
+    return e != 0 && e <= now_ms;
+}
+
+/* What an insert slot held before. */
+enum ccht_victim {
+    CCHT_VICTIM_EMPTY = 0,   /* an empty slot */
+    CCHT_VICTIM_EXPIRED = 1, /* an expired item: reclaim it */
+    CCHT_VICTIM_LRU = 2      /* a live item: evict it (bucket pair full) */
+};
+
+/* Under the pair lock, for a key that is not present: choose the slot a new
+ * item takes. Free slots (empty, then expired) of b1 then b2; else the
+ * oldest-stamped slot of the two buckets. `now_stamp` is the current clock
+ * (ages are now_stamp - stamp, modulo 2^32). Returns enum ccht_victim. */
+CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *hk, int64_t now_ms,
+                                          uint32_t now_stamp, ccht_loc *loc)
+{
+    uint32_t best_age = 0;
+    bool have_lru = false;
+    for (int i = 0; i < 2; i++) {
+        uint64_t b = i == 0 ? hk->b1 : hk->b2;
+        if (i == 1 && b == hk->b1) {
+            break;
+        }
+        int expired_way = -1;
+        for (uint32_t w = 0; w < v->ways; w++) {
+            uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
+            if (word == 0) {
+                loc->bucket = b;
+                loc->way = w;
+                loc->word = 0;
+                return CCHT_VICTIM_EMPTY;
+            }
+            if (expired_way < 0 && ccht_slot_expired(v, word, now_ms)) {
+                expired_way = (int)w;
+            }
+        }
+        if (expired_way >= 0) {
+            loc->bucket = b;
+            loc->way = (uint32_t)expired_way;
+            loc->word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, (uint32_t)expired_way));
+            return CCHT_VICTIM_EXPIRED;
+        }
+    }
+    for (int i = 0; i < 2; i++) {
+        uint64_t b = i == 0 ? hk->b1 : hk->b2;
+        if (i == 1 && b == hk->b1) {
+            break;
+        }
+        for (uint32_t w = 0; w < v->ways; w++) {
+            uint32_t age = now_stamp - cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w));
+            if (!have_lru || age > best_age) {
+                have_lru = true;
+                best_age = age;
+                loc->bucket = b;
+                loc->way = w;
+            }
+        }
+    }
+    loc->word = cudis_load_relaxed_u64(ccht_bkt_slot(v, loc->bucket, loc->way));
+    return CCHT_VICTIM_LRU;
+}
+
+/* Refresh a slot's recency. Skips the store when the stamp is younger than
+ * `slack` (keeps hot lines clean); slack 0 = always exact. */
+CUDIS_HD static inline void ccht_touch(const ccht_view *v, uint64_t b, uint32_t way, uint32_t stamp,
+                                       uint32_t slack)
+{
+    uint32_t *s = ccht_bkt_stamp(v, b, way);
+    uint32_t old = cudis_load_relaxed_u32(s);
+    uint32_t age = stamp - old;
+    if ((int32_t)age > 0 && age > slack) { /* never move a stamp backwards */
+        cudis_store_relaxed_u32(s, stamp);
+    }
+}
+
+/* Publish a slot (the caller holds the bucket's lock). */
+CUDIS_HD static inline void ccht_slot_publish(const ccht_view *v, uint64_t b, uint32_t way,
+                                              uint64_t word, uint32_t stamp)
+{
+    cudis_store_relaxed_u32(ccht_bkt_stamp(v, b, way), stamp);
+    cudis_store_rel_u64(ccht_bkt_slot(v, b, way), word);
+}
+
+#endif /* CCHT_BUCKET_H */

@@ -1,0 +1,85 @@
+/*
+ * ccht_store.c - engine "cpu": the CCHT behind the engine_store_ops table.
+ * engine_config.threads is the engine layer's business (it splits batches);
+ * every ccht call is already safe to run on several threads at once.
+ */
+#include "ccht_store.h"
+
+#include "ccht.h"
+
+static void *store_create(const engine_config *cfg, char *why, size_t why_len)
+{
+    ccht_options o;
+    ccht_options_default(&o);
+    o.memory_bytes = cfg->memory_bytes;
+    o.max_items = cfg->max_items;
+    o.ways = cfg->ways;
+    o.max_key_len = cfg->max_key_len;
+    o.max_val_len = cfg->max_val_len;
+    o.expected_item_bytes = cfg->expected_item_bytes;
+    o.allow_empty_key = cfg->allow_empty_key;
+    o.seed = cfg->seed;
+    return ccht_create(&o, why, why_len);
+}
+
+static void store_destroy(void *s)
+{
+    ccht_destroy(s);
+}
+
+static int store_execute(void *s, cudis_batch *b)
+{
+    return ccht_execute(s, b);
+}
+
+static int store_scan(void *s, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+                      void *arg, uint64_t *next)
+{
+    return ccht_scan(s, cursor, count, now_ms, fn, arg, next);
+}
+
+static int store_random_key(void *s, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+{
+    return ccht_random_key(s, now_ms, buf, cap, len);
+}
+
+static int store_flush(void *s)
+{
+    return ccht_flush(s);
+}
+
+static int store_sweep(void *s, int64_t now_ms, uint32_t max_work)
+{
+    return ccht_sweep(s, now_ms, max_work);
+}
+
+static void store_stats(void *s, cudis_stats *out)
+{
+    ccht_stats(s, out);
+}
+
+static void store_reset_stats(void *s)
+{
+    ccht_reset_stats(s);
+}
+
+static size_t store_info(void *s, char *buf, size_t cap)
+{
+    return ccht_info(s, buf, cap);
+}
+
+const engine_store_ops ccht_store_ops = {
+    .name = "cpu",
+    .description = "double-LRU cache cuckoo hash table in host memory (multi-threaded)",
+    .concurrent = true,
+    .create = store_create,
+    .destroy = store_destroy,
+    .execute = store_execute,
+    .scan = store_scan,
+    .random_key = store_random_key,
+    .flush = store_flush,
+    .sweep = store_sweep,
+    .stats = store_stats,
+    .reset_stats = store_reset_stats,
+    .info = store_info,
+};

@@ -1,0 +1,687 @@
+/*
+ * test_ccht_unit.c - every CCHT operation and its edges, through batches
+ * (with an explicit clock) and through the single-key wrappers.
+ */
+#include <criterion/criterion.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ccht.h"
+#include "ccht_store.h"
+#include "cudis_err.h"
+#include "cudis_time.h"
+#include "tb.h"
+
+#define NOW 1000000000000LL
+
+static ccht *t;
+static tb B;
+
+static ccht *mk(uint64_t mem, uint64_t max_items, uint32_t ways, uint32_t maxk, uint32_t maxv)
+{
+    ccht_options o;
+    ccht_options_default(&o);
+    o.memory_bytes = mem;
+    o.max_items = max_items;
+    o.ways = ways;
+    o.max_key_len = maxk;
+    o.max_val_len = maxv;
+    char why[128] = "";
+    ccht *x = ccht_create(&o, why, sizeof(why));
+    cr_assert_not_null(x, "create: %s", why);
+    return x;
+}
+
+static void setup(void)
+{
+    t = mk(16 << 20, 0, 8, 250, 4096);
+}
+
+static void teardown(void)
+{
+    ccht_destroy(t);
+}
+
+TestSuite(ccht, .init = setup, .fini = teardown);
+
+static cudis_result op(uint8_t code, uint16_t flags, const char *key, const char *val, int64_t arg,
+                       int64_t exp)
+{
+    return tb_one(t, &B, NOW, code, flags, key, val, val ? (uint32_t)strlen(val) : 0, arg, exp);
+}
+
+/* GET key at time `now`; returns the value as a C string or NULL. */
+static const char *get_at(const char *key, int64_t now)
+{
+    static char buf[8192];
+    cudis_result r = tb_one(t, &B, now, CUDIS_OP_GET, 0, key, NULL, 0, 0, 0);
+    cr_assert_eq(r.status, CUDIS_OK);
+    if (!(r.flags & CUDIS_R_FOUND)) {
+        cr_assert_eq(r.flags & CUDIS_R_VALUE, 0);
+        return NULL;
+    }
+    cr_assert(r.flags & CUDIS_R_VALUE);
+    memcpy(buf, B.out + r.val_off, r.val_len);
+    buf[r.val_len] = 0;
+    return buf;
+}
+
+static const char *get(const char *key)
+{
+    return get_at(key, NOW);
+}
+
+static void set(const char *key, const char *val)
+{
+    cudis_result r = op(CUDIS_OP_SET, 0, key, val, 0, 0);
+    cr_assert_eq(r.status, CUDIS_OK);
+    cr_assert(r.flags & CUDIS_R_DONE);
+}
+
+Test(ccht, set_get_overwrite_del)
+{
+    cr_assert_null(get("a"));
+    set("a", "1");
+    cr_assert_str_eq(get("a"), "1");
+    set("a", "two");
+    cr_assert_str_eq(get("a"), "two");
+    cudis_result r = op(CUDIS_OP_EXISTS, 0, "a", NULL, 0, 0);
+    cr_assert(r.flags & CUDIS_R_FOUND);
+    r = op(CUDIS_OP_DEL, 0, "a", NULL, 0, 0);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    cr_assert_null(get("a"));
+    r = op(CUDIS_OP_DEL, 0, "a", NULL, 0, 0);
+    cr_assert_eq(r.flags & (CUDIS_R_DONE | CUDIS_R_FOUND), 0);
+    r = op(CUDIS_OP_EXISTS, 0, "a", NULL, 0, 0);
+    cr_assert_eq(r.flags & CUDIS_R_FOUND, 0);
+    cudis_stats s;
+    ccht_stats(t, &s);
+    cr_assert_eq(s.items, 0);
+    cr_assert_eq(s.key_bytes, 0);
+    cr_assert_eq(s.value_bytes, 0);
+}
+
+Test(ccht, empty_value_and_binary)
+{
+    set("e", "");
+    cr_assert_str_eq(get("e"), "");
+    uint8_t v[7] = {'a', 0, 'b', 0, 0, 'c', 0};
+    cudis_result r = tb_one(t, &B, NOW, CUDIS_OP_SET, 0, "bin", v, sizeof(v), 0, 0);
+    cr_assert_eq(r.status, 0);
+    r = tb_one(t, &B, NOW, CUDIS_OP_GET, 0, "bin", NULL, 0, 0, 0);
+    cr_assert_eq(r.val_len, sizeof(v));
+    cr_assert_eq(memcmp(B.out + r.val_off, v, sizeof(v)), 0);
+    /* binary key with a zero byte differs from its prefix */
+    tb_reset(&B, NOW);
+    tb_add(&B, CUDIS_OP_SET, 0, "k\0x", 3, "zero", 4, 0, 0);
+    tb_add(&B, CUDIS_OP_SET, 0, "k", 1, "plain", 5, 0, 0);
+    tb_run(t, &B);
+    tb_reset(&B, NOW);
+    tb_add(&B, CUDIS_OP_GET, 0, "k\0x", 3, NULL, 0, 0, 0);
+    tb_add(&B, CUDIS_OP_GET, 0, "k", 1, NULL, 0, 0, 0);
+    tb_run(t, &B);
+    cr_assert_eq(B.res[0].val_len, 4);
+    cr_assert_eq(memcmp(B.out + B.res[0].val_off, "zero", 4), 0);
+    cr_assert_eq(B.res[1].val_len, 5);
+    cr_assert_eq(memcmp(B.out + B.res[1].val_off, "plain", 5), 0);
+}
+
+Test(ccht, empty_key_allowed_or_not)
+{
+    set("", "nothing");
+    cr_assert_str_eq(get(""), "nothing");
+    ccht_options o;
+    ccht_options_default(&o);
+    o.memory_bytes = 4 << 20;
+    o.allow_empty_key = false;
+    ccht *u = ccht_create(&o, NULL, 0);
+    cr_assert_not_null(u);
+    cr_assert_eq(ccht_set(u, "", 0, "v", 1, 0, 0), CUDIS_E_EMPTYKEY);
+    cr_assert_eq(ccht_exists(u, "", 0), CUDIS_E_EMPTYKEY);
+    ccht_destroy(u);
+}
+
+Test(ccht, max_sizes_and_one_over)
+{
+    char key[252], val[4098];
+    memset(key, 'k', sizeof(key));
+    memset(val, 'v', sizeof(val));
+    key[250] = 0;
+    val[4096] = 0;
+    set(key, val);
+    cr_assert_str_eq(get(key), val);
+    key[250] = 'k';
+    key[251] = 0;
+    cudis_result r = op(CUDIS_OP_SET, 0, key, "x", 0, 0);
+    cr_assert_eq(r.status, CUDIS_E_KEYTOOBIG);
+    r = op(CUDIS_OP_GET, 0, key, NULL, 0, 0);
+    cr_assert_eq(r.status, CUDIS_E_KEYTOOBIG);
+    val[4096] = 'v';
+    val[4097] = 0;
+    r = op(CUDIS_OP_SET, 0, "big", val, 0, 0);
+    cr_assert_eq(r.status, CUDIS_E_VALTOOBIG);
+    cr_assert_null(get("big"));
+    /* APPEND past the maximum fails and leaves the value */
+    val[4096] = 0;
+    set("big", val);
+    r = op(CUDIS_OP_APPEND, 0, "big", "x", 0, 0);
+    cr_assert_eq(r.status, CUDIS_E_VALTOOBIG);
+    cr_assert_eq(strlen(get("big")), 4096);
+}
+
+Test(ccht, default_limits_one_mib_value)
+{
+    ccht *u = mk(64 << 20, 0, 8, 0, 0);
+    static uint8_t v[(1 << 20) + 1];
+    memset(v, 7, sizeof(v));
+    cr_assert_eq(ccht_set(u, "m", 1, v, 1 << 20, 0, 0), 1);
+    cr_assert_eq(ccht_set(u, "n", 1, v, (1 << 20) + 1, 0, 0), CUDIS_E_VALTOOBIG);
+    static uint8_t out[1 << 20];
+    uint32_t len = 0;
+    cr_assert_eq(ccht_get(u, "m", 1, out, 100, &len), CUDIS_E_OUTBUF);
+    cr_assert_eq(len, 1 << 20);
+    cr_assert_eq(ccht_get(u, "m", 1, out, sizeof(out), &len), 1);
+    cr_assert_eq(len, 1 << 20);
+    cr_assert_eq(memcmp(out, v, len), 0);
+    ccht_destroy(u);
+}
+
+Test(ccht, overwrite_across_size_classes)
+{
+    static char val[4097];
+    size_t lens[] = {1, 100, 4000, 10, 0, 2000, 33, 4096, 5};
+    cudis_stats s0;
+    ccht_stats(t, &s0);
+    for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+        memset(val, 'a' + (int)i, lens[i]);
+        val[lens[i]] = 0;
+        set("grow", val);
+        cr_assert_str_eq(get("grow"), val);
+        cudis_stats s;
+        ccht_stats(t, &s);
+        cr_assert_eq(s.items, 1);
+        cr_assert_eq(s.value_bytes, lens[i]);
+        cr_assert_eq(s.key_bytes, 4);
+        cr_assert_leq(s.bytes_used, s.bytes_budget);
+    }
+}
+
+Test(ccht, expiry_in_the_past_and_over_time)
+{
+    cudis_result r = op(CUDIS_OP_SET, 0, "p", "v", 0, NOW - 1);
+    cr_assert_eq(r.status, 0);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    cr_assert_null(get("p"));
+    set("p", "v");
+    r = op(CUDIS_OP_SET, 0, "p", "w", 0, NOW);
+    cr_assert_null(get("p"));
+
+    r = op(CUDIS_OP_SET, 0, "x", "v", 0, NOW + 100);
+    cr_assert_str_eq(get_at("x", NOW + 99), "v");
+    cr_assert_null(get_at("x", NOW + 100));
+    r = tb_one(t, &B, NOW + 50, CUDIS_OP_TTL, 0, "x", NULL, 0, 0, 0);
+    cr_assert_eq(r.num, NOW + 100);
+    r = tb_one(t, &B, NOW + 200, CUDIS_OP_TTL, 0, "x", NULL, 0, 0, 0);
+    cr_assert_eq(r.flags & CUDIS_R_FOUND, 0);
+    cr_assert_eq(r.num, -1);
+    /* a write after expiry reclaims the expired item (same slot) */
+    cudis_stats s;
+    ccht_reset_stats(t);
+    r = tb_one(t, &B, NOW + 200, CUDIS_OP_SET, CUDIS_F_NX, "x", "new", 3, 0, 0);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    ccht_stats(t, &s);
+    cr_assert_eq(s.evict_expired, 1);
+    cr_assert_eq(s.items, 1);
+    cr_assert_str_eq(get_at("x", NOW + 300), "new");
+    /* EXPIRE in the past deletes */
+    r = op(CUDIS_OP_EXPIRE, 0, "x", NULL, 0, NOW - 5);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    cr_assert_null(get("x"));
+    ccht_stats(t, &s);
+    cr_assert_eq(s.items, 0);
+}
+
+Test(ccht, sweep_reclaims_expired)
+{
+    char k[16];
+    for (int i = 0; i < 100; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cudis_result r = op(CUDIS_OP_SET, 0, k, "v", 0, i < 60 ? NOW + 10 : 0);
+        cr_assert_eq(r.status, 0);
+    }
+    cudis_stats s;
+    ccht_stats(t, &s);
+    cr_assert_eq(s.items, 100);
+    int n = 0;
+    for (int i = 0; i < 1000 && n < 60; i++) {
+        n += ccht_sweep(t, NOW + 10, 1u << 20);
+    }
+    cr_assert_eq(n, 60);
+    ccht_stats(t, &s);
+    cr_assert_eq(s.items, 40);
+    cr_assert_eq(s.evict_expired, 60);
+    cr_assert_eq(ccht_sweep(t, NOW + 10, 1u << 20), 0);
+}
+
+Test(ccht, incrby)
+{
+    cudis_result r = op(CUDIS_OP_INCRBY, 0, "n", NULL, 5, 0);
+    cr_assert_eq(r.status, 0);
+    cr_assert_eq(r.num, 5);
+    r = op(CUDIS_OP_INCRBY, 0, "n", NULL, -7, 0);
+    cr_assert_eq(r.num, -2);
+    cr_assert_str_eq(get("n"), "-2");
+    set("s", "abc");
+    r = op(CUDIS_OP_INCRBY, 0, "s", NULL, 1, 0);
+    cr_assert_eq(r.status, CUDIS_E_NOTINT);
+    cr_assert_str_eq(get("s"), "abc");
+    const char *bad[] = {"", " 1", "1 ", "+1", "01", "-0", "1.5", "99999999999999999999"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        set("s", bad[i]);
+        r = op(CUDIS_OP_INCRBY, 0, "s", NULL, 1, 0);
+        cr_assert_eq(r.status, CUDIS_E_NOTINT, "value '%s'", bad[i]);
+    }
+    set("m", "9223372036854775807");
+    r = op(CUDIS_OP_INCRBY, 0, "m", NULL, 1, 0);
+    cr_assert_eq(r.status, CUDIS_E_OVERFLOW);
+    cr_assert_str_eq(get("m"), "9223372036854775807");
+    r = op(CUDIS_OP_INCRBY, 0, "m", NULL, 0, 0);
+    cr_assert_eq(r.num, INT64_MAX);
+    set("m", "-9223372036854775808");
+    r = op(CUDIS_OP_INCRBY, 0, "m", NULL, -1, 0);
+    cr_assert_eq(r.status, CUDIS_E_OVERFLOW);
+    r = op(CUDIS_OP_INCRBY, 0, "m", NULL, INT64_MAX, 0);
+    cr_assert_eq(r.num, -1);
+    /* keeps the expiry */
+    r = op(CUDIS_OP_SET, 0, "e", "10", 0, NOW + 1000);
+    r = op(CUDIS_OP_INCRBY, 0, "e", NULL, 1, 0);
+    cr_assert_eq(r.num, 11);
+    r = op(CUDIS_OP_TTL, 0, "e", NULL, 0, 0);
+    cr_assert_eq(r.num, NOW + 1000);
+    int64_t out;
+    cr_assert_eq(ccht_incrby(t, "w", 1, 3, &out), 0);
+    cr_assert_eq(out, 3);
+}
+
+Test(ccht, set_flags)
+{
+    cudis_result r = op(CUDIS_OP_SET, CUDIS_F_XX, "f", "1", 0, 0);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    cr_assert_null(get("f"));
+    r = op(CUDIS_OP_SET, CUDIS_F_NX, "f", "1", 0, 0);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    r = op(CUDIS_OP_SET, CUDIS_F_NX, "f", "2", 0, 0);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    cr_assert_str_eq(get("f"), "1");
+    r = op(CUDIS_OP_SET, CUDIS_F_XX, "f", "3", 0, NOW + 500);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    cr_assert_str_eq(get("f"), "3");
+    r = op(CUDIS_OP_SET, CUDIS_F_KEEPTTL, "f", "4", 0, 0);
+    r = op(CUDIS_OP_TTL, 0, "f", NULL, 0, 0);
+    cr_assert_eq(r.num, NOW + 500);
+    r = op(CUDIS_OP_SET, 0, "f", "5", 0, 0);
+    r = op(CUDIS_OP_TTL, 0, "f", NULL, 0, 0);
+    cr_assert_eq(r.num, -1);
+    r = op(CUDIS_OP_SET, CUDIS_F_GET, "f", "6", 0, 0);
+    cr_assert(r.flags & CUDIS_R_VALUE);
+    cr_assert_eq(r.val_len, 1);
+    cr_assert_eq(B.out[r.val_off], '5');
+    cr_assert_str_eq(get("f"), "6");
+    r = op(CUDIS_OP_SET, CUDIS_F_GET | CUDIS_F_NX, "f", "7", 0, 0);
+    cr_assert(r.flags & CUDIS_R_VALUE);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    cr_assert_str_eq(get("f"), "6");
+    r = op(CUDIS_OP_SET, CUDIS_F_GET, "nokey", "7", 0, 0);
+    cr_assert_eq(r.flags & (CUDIS_R_VALUE | CUDIS_R_FOUND), 0);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    cr_assert_eq(ccht_set(t, "w", 1, "v", 1, 0, CUDIS_F_NX), 1);
+    cr_assert_eq(ccht_set(t, "w", 1, "v", 1, 0, CUDIS_F_NX), 0);
+}
+
+Test(ccht, getdel_getex)
+{
+    set("g", "val");
+    cudis_result r = op(CUDIS_OP_GET, CUDIS_F_DEL, "g", NULL, 0, 0);
+    cr_assert(r.flags & CUDIS_R_VALUE);
+    cr_assert_eq(memcmp(B.out + r.val_off, "val", 3), 0);
+    cr_assert_null(get("g"));
+    r = op(CUDIS_OP_GET, CUDIS_F_DEL, "g", NULL, 0, 0);
+    cr_assert_eq(r.flags, 0);
+    set("g", "val");
+    r = op(CUDIS_OP_GET, CUDIS_F_SETEXP, "g", NULL, 0, NOW + 77);
+    cr_assert_eq(r.num, -1);
+    cr_assert_eq(memcmp(B.out + r.val_off, "val", 3), 0);
+    r = op(CUDIS_OP_TTL, 0, "g", NULL, 0, 0);
+    cr_assert_eq(r.num, NOW + 77);
+    r = op(CUDIS_OP_GET, CUDIS_F_SETEXP, "g", NULL, 0, NOW + 88); /* in place */
+    cr_assert_eq(r.num, NOW + 77);
+    r = op(CUDIS_OP_TTL, 0, "g", NULL, 0, 0);
+    cr_assert_eq(r.num, NOW + 88);
+    r = op(CUDIS_OP_GET, CUDIS_F_PERSIST, "g", NULL, 0, 0);
+    r = op(CUDIS_OP_TTL, 0, "g", NULL, 0, 0);
+    cr_assert_eq(r.num, -1);
+    cr_assert_str_eq(get_at("g", NOW + 100000), "val");
+    r = op(CUDIS_OP_GET, CUDIS_F_SETEXP, "g", NULL, 0, NOW - 1);
+    cr_assert(r.flags & CUDIS_R_VALUE);
+    cr_assert_null(get("g"));
+}
+
+Test(ccht, append_setrange)
+{
+    cudis_result r = op(CUDIS_OP_APPEND, 0, "a", "abc", 0, 0);
+    cr_assert_eq(r.num, 3);
+    r = op(CUDIS_OP_APPEND, 0, "a", "def", 0, 0);
+    cr_assert_eq(r.num, 6);
+    cr_assert_str_eq(get("a"), "abcdef");
+    r = op(CUDIS_OP_SETRANGE, 0, "a", "XY", 2, 0);
+    cr_assert_eq(r.num, 6);
+    cr_assert_str_eq(get("a"), "abXYef");
+    r = op(CUDIS_OP_SETRANGE, 0, "a", "Z", 5, 0);
+    cr_assert_str_eq(get("a"), "abXYeZ");
+    r = op(CUDIS_OP_SETRANGE, 0, "pad", "hi", 3, 0);
+    cr_assert_eq(r.num, 5);
+    r = op(CUDIS_OP_GET, 0, "pad", NULL, 0, 0);
+    cr_assert_eq(r.val_len, 5);
+    cr_assert_eq(memcmp(B.out + r.val_off, "\0\0\0hi", 5), 0);
+    r = op(CUDIS_OP_SETRANGE, 0, "a", "", 100, 0);
+    cr_assert_eq(r.num, 6);
+    r = op(CUDIS_OP_SETRANGE, 0, "a", "q", -1, 0);
+    cr_assert_eq(r.status, CUDIS_E_INVAL);
+    r = op(CUDIS_OP_SETRANGE, 0, "a", "q", 4096, 0);
+    cr_assert_eq(r.status, CUDIS_E_VALTOOBIG);
+    cr_assert_str_eq(get("a"), "abXYeZ");
+}
+
+Test(ccht, expire_flags_and_persist)
+{
+    set("e", "v");
+    cudis_result r = op(CUDIS_OP_EXPIRE, CUDIS_F_XX, "e", NULL, 0, NOW + 100);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_GT, "e", NULL, 0, NOW + 100);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_NX, "e", NULL, 0, NOW + 100);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_NX, "e", NULL, 0, NOW + 200);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_GT, "e", NULL, 0, NOW + 50);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_GT, "e", NULL, 0, NOW + 150);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_LT, "e", NULL, 0, NOW + 160);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_LT, "e", NULL, 0, NOW + 120);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_XX, "e", NULL, 0, NOW + 130);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    r = op(CUDIS_OP_TTL, 0, "e", NULL, 0, 0);
+    cr_assert_eq(r.num, NOW + 130);
+    r = op(CUDIS_OP_PERSIST, 0, "e", NULL, 0, 0);
+    cr_assert(r.flags & CUDIS_R_DONE);
+    r = op(CUDIS_OP_PERSIST, 0, "e", NULL, 0, 0);
+    cr_assert_eq(r.flags & CUDIS_R_DONE, 0);
+    r = op(CUDIS_OP_EXPIRE, CUDIS_F_LT, "e", NULL, 0, NOW + 160);
+    cr_assert(r.flags & CUDIS_R_DONE); /* no expiry = infinite, so any is less */
+    r = op(CUDIS_OP_EXPIRE, 0, "missing", NULL, 0, NOW + 160);
+    cr_assert_eq(r.flags, 0);
+    int64_t e;
+    cr_assert_eq(ccht_set(t, "w", 1, "v", 1, 0, 0), 1);
+    cr_assert_eq(ccht_ttl(t, "w", 1, &e), 1);
+    cr_assert_eq(e, -1);
+    int64_t later = cudis_now_ms() + 100000;
+    cr_assert_eq(ccht_expire(t, "w", 1, later, 0), 1);
+    cr_assert_eq(ccht_ttl(t, "w", 1, &e), 1);
+    cr_assert_eq(e, later);
+    cr_assert_eq(ccht_persist(t, "w", 1), 1);
+    cr_assert_eq(ccht_ttl(t, "nope", 4, &e), 0);
+}
+
+Test(ccht, outbuf_too_small_applies_nothing)
+{
+    set("o", "0123456789");
+    tb_reset(&B, NOW);
+    B.out_cap = 4;
+    tb_add(&B, CUDIS_OP_GET, CUDIS_F_DEL, "o", 1, NULL, 0, 0, 0);
+    tb_run(t, &B);
+    cr_assert_eq(B.res[0].status, CUDIS_E_OUTBUF);
+    cr_assert_eq(B.res[0].val_len, 10);
+    cr_assert_str_eq(get("o"), "0123456789");
+    tb_reset(&B, NOW);
+    B.out_cap = 4;
+    tb_add(&B, CUDIS_OP_SET, CUDIS_F_GET, "o", 1, "new", 3, 0, 0);
+    tb_run(t, &B);
+    cr_assert_eq(B.res[0].status, CUDIS_E_OUTBUF);
+    cr_assert_str_eq(get("o"), "0123456789");
+    tb_reset(&B, NOW);
+    B.out_cap = 4;
+    tb_add(&B, CUDIS_OP_GET, CUDIS_F_SETEXP, "o", 1, NULL, 0, 0, NOW + 5);
+    tb_run(t, &B);
+    cr_assert_eq(B.res[0].status, CUDIS_E_OUTBUF);
+    cudis_result r = op(CUDIS_OP_TTL, 0, "o", NULL, 0, 0);
+    cr_assert_eq(r.num, -1);
+    /* a batch: the ops that fit get their values */
+    set("s", "ab");
+    tb_reset(&B, NOW);
+    B.out_cap = 12;
+    tb_add(&B, CUDIS_OP_GET, 0, "s", 1, NULL, 0, 0, 0);
+    tb_add(&B, CUDIS_OP_GET, 0, "o", 1, NULL, 0, 0, 0);
+    tb_add(&B, CUDIS_OP_GET, 0, "o", 1, NULL, 0, 0, 0);
+    tb_run(t, &B);
+    cr_assert_eq(B.res[0].status, 0);
+    cr_assert_eq(B.res[1].status, 0);
+    cr_assert_eq(B.res[2].status, CUDIS_E_OUTBUF);
+    cr_assert_eq(memcmp(B.out + B.res[1].val_off, "0123456789", 10), 0);
+}
+
+static int collect(void *arg, const uint8_t *key, uint32_t len, int64_t exp)
+{
+    (void)exp;
+    int *seen = arg;
+    char k[32];
+    cr_assert_lt(len, sizeof(k));
+    memcpy(k, key, len);
+    k[len] = 0;
+    int i = atoi(k + 1);
+    cr_assert(i >= 0 && i < 5000);
+    seen[i]++;
+    return 0;
+}
+
+Test(ccht, scan_never_twice)
+{
+    static int seen[5000];
+    memset(seen, 0, sizeof(seen));
+    char k[16];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(t, k, (uint32_t)strlen(k), "v", 1, 0, 0), 1);
+    }
+    ccht_del(t, "k17", 3);
+    uint64_t cur = 0;
+    int calls = 0;
+    do {
+        cr_assert_eq(ccht_scan(t, cur, 7, NOW, collect, seen, &cur), 0);
+        calls++;
+    } while (cur != 0);
+    cr_assert_gt(calls, 1);
+    for (int i = 0; i < 5000; i++) {
+        cr_assert_eq(seen[i], i == 17 ? 0 : 1, "key %d seen %d times", i, seen[i]);
+    }
+}
+
+Test(ccht, stats_and_reset)
+{
+    set("a", "xyz");
+    set("bb", "1234");
+    get("a");
+    get("a");
+    get("zz");
+    cudis_stats s;
+    ccht_stats(t, &s);
+    cr_assert_eq(s.items, 2);
+    cr_assert_eq(s.key_bytes, 3);
+    cr_assert_eq(s.value_bytes, 7);
+    cr_assert_eq(s.hits, 2);
+    cr_assert_eq(s.misses, 1);
+    cr_assert_gt(s.capacity, 0);
+    cr_assert_float_eq(s.load_factor, 2.0 / (double)s.capacity, 1e-12);
+    cr_assert_gt(s.index_bytes, 0);
+    cr_assert_leq(s.bytes_used, s.bytes_budget);
+    cr_assert_eq(s.bytes_budget, 16 << 20);
+    ccht_reset_stats(t);
+    ccht_stats(t, &s);
+    cr_assert_eq(s.hits + s.misses + s.evict_bucket + s.evict_memory + s.evict_expired, 0);
+    cr_assert_eq(s.items, 2);
+    char info[512];
+    cr_assert_gt(ccht_info(t, info, sizeof(info)), 0);
+}
+
+Test(ccht, bucket_eviction_is_lru_in_a_pair)
+{
+    /* 16 slots = 2 buckets of 8: every key's pair is both buckets, so the
+     * CCHT is an exact LRU of 16 entries here. */
+    ccht *u = mk(4 << 20, 16, 8, 64, 64);
+    cudis_stats s;
+    ccht_stats(u, &s);
+    cr_assert_eq(s.capacity, 16);
+    char k[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), "v", 1, 0, 0), 1);
+    }
+    cr_assert_eq(ccht_exists(u, "k0", 2), 1);
+    uint8_t buf[8];
+    uint32_t len;
+    cr_assert_eq(ccht_get(u, "k0", 2, buf, sizeof(buf), &len), 1); /* k0 now newest */
+    cr_assert_eq(ccht_set(u, "new", 3, "v", 1, 0, 0), 1);
+    cr_assert_eq(ccht_exists(u, "k1", 2), 0, "the LRU entry k1 must go");
+    cr_assert_eq(ccht_exists(u, "k0", 2), 1);
+    cr_assert_eq(ccht_exists(u, "new", 3), 1);
+    ccht_stats(u, &s);
+    cr_assert_eq(s.evict_bucket, 1);
+    cr_assert_eq(s.items, 16);
+    ccht_destroy(u);
+}
+
+Test(ccht, max_items_exact_slots)
+{
+    ccht *u = mk(8 << 20, 1001, 4, 64, 64);
+    cudis_stats s;
+    ccht_stats(u, &s);
+    cr_assert_eq(s.capacity, 1004);
+    char k[16];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), "v", 1, 0, 0), 1);
+    }
+    ccht_stats(u, &s);
+    cr_assert_leq(s.items, 1004);
+    cr_assert_gt(s.items, 900);
+    cr_assert_eq(s.items + s.evict_bucket, 5000);
+    ccht_destroy(u);
+}
+
+Test(ccht, memory_eviction_keeps_budget)
+{
+    ccht *u = mk(1 << 20, 0, 16, 64, 2000);
+    static char val[2001];
+    char k[16];
+    for (int i = 0; i < 5000; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        uint32_t n = 100 + (uint32_t)(i * 37 % 1900);
+        memset(val, 'a' + i % 26, n);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), val, n, 0, 0), 1, "set %d", i);
+        cudis_stats s;
+        ccht_stats(u, &s);
+        cr_assert_leq(s.bytes_used, s.bytes_budget);
+        static uint8_t out[2001];
+        uint32_t len;
+        cr_assert_eq(ccht_get(u, k, (uint32_t)strlen(k), out, sizeof(out), &len), 1);
+        cr_assert_eq(len, n);
+        cr_assert_eq(memcmp(out, val, n), 0);
+    }
+    cudis_stats s;
+    ccht_stats(u, &s);
+    cr_assert_gt(s.evict_memory, 0);
+    cr_assert_leq(s.bytes_used, s.bytes_budget);
+    cr_assert_leq(s.key_bytes + s.value_bytes, s.bytes_budget);
+    ccht_destroy(u);
+}
+
+Test(ccht, item_bigger_than_a_page_is_full)
+{
+    /* 256 KiB budget: pages shrink below the maximum item. */
+    ccht *u = mk(256 << 10, 0, 8, 64, 1 << 20);
+    static uint8_t v[1 << 20];
+    memset(v, 1, sizeof(v));
+    cr_assert_eq(ccht_set(u, "big", 3, v, sizeof(v), 0, 0), CUDIS_E_FULL);
+    cr_assert_eq(ccht_set(u, "small", 5, v, 100, 0, 0), 1);
+    cr_assert_eq(ccht_exists(u, "big", 3), 0);
+    ccht_destroy(u);
+}
+
+Test(ccht, random_key_and_flush)
+{
+    uint8_t buf[32];
+    uint32_t len = 0;
+    cr_assert_eq(ccht_random_key(t, NOW, buf, sizeof(buf), &len), 0);
+    set("only", "v");
+    cr_assert_eq(ccht_random_key(t, NOW, buf, sizeof(buf), &len), 1);
+    cr_assert_eq(len, 4);
+    cr_assert_eq(memcmp(buf, "only", 4), 0);
+    cr_assert_eq(ccht_random_key(t, NOW, buf, 2, &len), CUDIS_E_OUTBUF);
+    cr_assert_eq(len, 4);
+    set("other", "v");
+    cr_assert_eq(ccht_flush(t), 0);
+    cudis_stats s;
+    ccht_stats(t, &s);
+    cr_assert_eq(s.items, 0);
+    cr_assert_null(get("only"));
+    cr_assert_eq(ccht_random_key(t, NOW, buf, sizeof(buf), &len), 0);
+    set("again", "v");
+    cr_assert_str_eq(get("again"), "v");
+}
+
+Test(ccht, options_rejected)
+{
+    ccht_options o;
+    ccht_options_default(&o);
+    o.ways = 6;
+    char why[128] = "";
+    cr_assert_null(ccht_create(&o, why, sizeof(why)));
+    cr_assert_neq(why[0], 0);
+    ccht_options_default(&o);
+    o.memory_bytes = 1000;
+    cr_assert_null(ccht_create(&o, why, sizeof(why)));
+    ccht_options_default(&o);
+    o.memory_bytes = 1 << 20;
+    o.max_items = 1000000;
+    cr_assert_null(ccht_create(&o, why, sizeof(why)));
+}
+
+Test(ccht, store_ops_table)
+{
+    cr_assert_str_eq(ccht_store_ops.name, "cpu");
+    cr_assert(ccht_store_ops.concurrent);
+    engine_config c;
+    memset(&c, 0, sizeof(c));
+    c.memory_bytes = 8 << 20;
+    c.ways = 16;
+    c.allow_empty_key = true;
+    char why[128];
+    void *s = ccht_store_ops.create(&c, why, sizeof(why));
+    cr_assert_not_null(s, "%s", why);
+    tb_reset(&B, NOW);
+    tb_add(&B, CUDIS_OP_SET, 0, "k", 1, "v", 1, 0, 0);
+    tb_add(&B, CUDIS_OP_SET, 0, "j", 1, "w", 1, 0, 0);
+    cudis_batch bt = {B.ops, B.n, B.in, B.res, B.out, sizeof(B.out), 0, NOW};
+    cr_assert_eq(ccht_store_ops.execute(s, &bt), 0);
+    cudis_stats st;
+    ccht_store_ops.stats(s, &st);
+    cr_assert_eq(st.items, 2);
+    cr_assert_eq(st.capacity % 16, 0);
+    ccht_store_ops.flush(s);
+    ccht_store_ops.stats(s, &st);
+    cr_assert_eq(st.items, 0);
+    ccht_store_ops.destroy(s);
+}
