@@ -1,0 +1,127 @@
+/*
+ * test_sim_replay.c - the simulator's replay harness against real engines:
+ * the README's reference hit ratio for LRU on lirs-sprite (skipped when
+ * ../shared/traces is absent), exact batched replay equal to one request at
+ * a time, and the threaded replay counting every request.
+ */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cudis_err.h"
+#include "sim_replay.h"
+#include "sim_trace.h"
+
+#ifndef CUDIS_SOURCE_DIR
+#define CUDIS_SOURCE_DIR "."
+#endif
+
+static const char *trace_dir(void)
+{
+    static char buf[1024];
+    const char *env = getenv("CUDIS_TRACE_DIR");
+    if (env != NULL && env[0] != '\0') {
+        return env;
+    }
+    snprintf(buf, sizeof(buf), "%s/../shared/traces", CUDIS_SOURCE_DIR);
+    return buf;
+}
+
+static double run_hit(const sim_trace *t, const char *engine, uint64_t cap, uint32_t batch,
+                      sim_replay_mode mode, uint32_t threads, sim_run_result *r)
+{
+    sim_run_cfg c;
+    sim_run_cfg_default(&c);
+    c.engine = engine;
+    c.max_items = cap;
+    c.batch = batch;
+    c.mode = mode;
+    c.threads = threads;
+    char why[256];
+    int rc = sim_run(t, &c, r, why, sizeof(why));
+    cr_assert_eq(rc, CUDIS_OK, "%s: %s", engine, why);
+    cr_assert_eq(r->requests, t->n, "every request counted");
+    return (double)r->hits / (double)r->requests;
+}
+
+Test(sim_replay, lirs_sprite_lru_reference, .timeout = 60)
+{
+    char path[1200];
+    snprintf(path, sizeof(path), "%s/lirs-sprite.keys", trace_dir());
+    if (access(path, R_OK) != 0) {
+        cr_skip_test("%s is absent (set CUDIS_TRACE_DIR to the shared traces)", path);
+    }
+    sim_trace t;
+    char why[512];
+    cr_assert_eq(sim_trace_read_keys(path, &t, why, sizeof(why)), CUDIS_OK, "%s", why);
+    cr_assert_eq(t.n, 133996);
+    cr_assert_eq(t.unique, 7075);
+    uint64_t cap = sim_capacity_objects(t.unique, 0.05);
+    cr_assert_eq(cap, 352);
+    sim_run_result r;
+    double h = run_hit(&t, "lru", cap, 256, SIM_REPLAY_EXACT, 1, &r);
+    cr_assert_lt(fabs(h - 0.6551), 0.00005, "LRU hit ratio %.6f, reference 0.6551", h);
+    cr_assert_eq(r.stats.items, cap, "the item limit, not the byte budget, bounds the cache");
+    sim_trace_free(&t);
+}
+
+/* Exact batched replay must equal batch size 1 for every exact baseline;
+ * look-aside batching (GET batch, then SETs) is allowed to differ. */
+Test(sim_replay, exact_batches_equal_one_at_a_time, .timeout = 60)
+{
+    sim_gen_cfg g;
+    char why[256];
+    cr_assert_eq(sim_gen_parse("zipf:s=0.9,keys=5000,n=60K,seed=3", &g, why, sizeof(why)),
+                 CUDIS_OK);
+    sim_trace t;
+    cr_assert_eq(sim_trace_generate(&g, &t, why, sizeof(why)), CUDIS_OK, "%s", why);
+    static const char *const engines[] = {"lru", "fifo", "lfu"};
+    for (size_t i = 0; i < 3; i++) {
+        sim_run_result a, b, c;
+        run_hit(&t, engines[i], 256, 1, SIM_REPLAY_EXACT, 1, &a);
+        run_hit(&t, engines[i], 256, 256, SIM_REPLAY_EXACT, 1, &b);
+        run_hit(&t, engines[i], 256, 1, SIM_REPLAY_LOOKASIDE, 1, &c);
+        cr_assert_eq(a.hits, b.hits, "%s: batch 256 %llu hits, batch 1 %llu", engines[i],
+                     (unsigned long long)b.hits, (unsigned long long)a.hits);
+        cr_assert_eq(a.hits, c.hits, "%s: look-aside with batch 1 is one at a time", engines[i]);
+    }
+    sim_trace_free(&t);
+}
+
+Test(sim_replay, threads_and_passes, .timeout = 60)
+{
+    sim_gen_cfg g;
+    char why[256];
+    cr_assert_eq(sim_gen_parse("uniform:keys=2000,n=50K", &g, why, sizeof(why)), CUDIS_OK);
+    sim_trace t;
+    cr_assert_eq(sim_trace_generate(&g, &t, why, sizeof(why)), CUDIS_OK, "%s", why);
+    sim_run_cfg c;
+    sim_run_cfg_default(&c);
+    c.engine = "lru";
+    c.max_items = 4096;
+    c.mode = SIM_REPLAY_LOOKASIDE;
+    c.threads = 2;
+    c.max_passes = 3;
+    c.min_seconds = 1e9; /* all three passes */
+    sim_run_result r;
+    cr_assert_eq(sim_run(&t, &c, &r, why, sizeof(why)), CUDIS_OK, "%s", why);
+    cr_assert_eq(r.passes, 3);
+    cr_assert_eq(r.requests, t.n);
+    cr_assert_eq(r.total_requests, 3 * t.n);
+    cr_assert_eq(r.hits, t.n - 2000, "everything fits: each key misses once per pass");
+    cr_assert_eq(r.total_hits, 3 * (t.n - 2000), "each pass starts cold (flushed)");
+    cr_assert_gt(r.req_per_s, 0);
+
+    /* a cache too small for the keys: misses beyond the cold ones */
+    c.max_items = 500;
+    cr_assert_eq(sim_run(&t, &c, &r, why, sizeof(why)), CUDIS_OK, "%s", why);
+    cr_assert_lt(r.hits, t.n - 2000);
+    cr_assert_eq(r.stats.items, 500);
+
+    c.engine = "no-such-engine";
+    cr_assert_eq(sim_run(&t, &c, &r, why, sizeof(why)), CUDIS_E_NOENGINE);
+    sim_trace_free(&t);
+}
