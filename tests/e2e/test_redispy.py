@@ -1,0 +1,203 @@
+#!/usr/bin/python3
+"""test_redispy.py - a client library's normal use against the server:
+redis-py 4.3 (Debian's python3-redis, run with Debian's /usr/bin/python3):
+connection pool shared by threads, pipeline(transaction=False), expiry,
+scan_iter, mget/mset, incr family, binary values, unix socket, INFO and
+CONFIG parsing, errors mapped to exceptions. Run by ctest (label e2e):
+  /usr/bin/python3 test_redispy.py --server PATH   (or CUDIS_E2E_SERVER=...)
+"""
+import os
+import sys
+import threading
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_server  # noqa: E402
+
+import redis  # noqa: E402
+
+BIN = None
+
+
+class RedisPy(unittest.TestCase):
+    def setUp(self):
+        self.srv = e2e_server.Server(BIN)
+        self.pool = redis.ConnectionPool(host="127.0.0.1", port=self.srv.port, max_connections=16,
+                                         socket_timeout=10)
+        self.r = redis.Redis(connection_pool=self.pool)
+
+    def tearDown(self):
+        self.pool.disconnect()
+        self.assertEqual(self.srv.stop(), 0, "server did not exit 0 on SIGTERM")
+
+    def test_basic(self):
+        r = self.r
+        self.assertTrue(r.ping())
+        self.assertIsNone(r.get("nope"))
+        self.assertTrue(r.set("k", "v"))
+        self.assertEqual(r.get("k"), b"v")
+        self.assertIsNone(r.set("k", "w", nx=True))
+        self.assertTrue(r.set("k", "w", xx=True))
+        self.assertEqual(r.set("k", "x", get=True), b"w")
+        self.assertEqual(r.getset("k", "y"), b"x")
+        self.assertEqual(r.getdel("k"), b"y")
+        self.assertEqual(r.exists("k"), 0)
+        self.assertEqual(r.append("a", "12"), 2)
+        self.assertEqual(r.strlen("a"), 2)
+        self.assertEqual(r.getrange("a", 0, 0), b"1")
+        self.assertEqual(r.setrange("a", 1, "xyz"), 4)
+        self.assertEqual(r.type("a"), b"string")
+        self.assertTrue(r.rename("a", "b"))
+        self.assertEqual(r.delete("b", "nope"), 1)
+        self.assertEqual(r.echo("hi"), b"hi")
+        self.assertEqual(r.dbsize(), 0)
+        self.assertIsInstance(r.time()[0], int)
+
+    def test_mget_mset(self):
+        r = self.r
+        data = {"m:%d" % i: "v%d" % i for i in range(100)}
+        self.assertTrue(r.mset(data))
+        self.assertEqual(r.mget(list(data) + ["nope"]), [v.encode() for v in data.values()] + [None])
+        self.assertFalse(r.msetnx({"m:1": "x", "new": "y"}))
+        self.assertTrue(r.msetnx({"new1": "x", "new2": "y"}))
+        self.assertEqual(r.dbsize(), 102)
+
+    def test_incr(self):
+        r = self.r
+        self.assertEqual(r.incr("n"), 1)
+        self.assertEqual(r.incrby("n", 10), 11)
+        self.assertEqual(r.decr("n"), 10)
+        self.assertEqual(r.decrby("n", 20), -10)
+        self.assertAlmostEqual(r.incrbyfloat("f", 1.25), 1.25)
+        self.assertAlmostEqual(r.incrbyfloat("f", -0.5), 0.75)
+        r.set("s", "abc")
+        with self.assertRaises(redis.exceptions.ResponseError) as cm:
+            r.incr("s")
+        self.assertIn("not an integer", str(cm.exception))
+
+    def test_binary(self):
+        r = self.r
+        key = b"bin\x00key\r\n"
+        val = bytes(range(256)) * 40 + b"\r\n\x00"
+        self.assertTrue(r.set(key, val))
+        self.assertEqual(r.get(key), val)
+        self.assertEqual(r.strlen(key), len(val))
+        self.assertEqual(r.mget([key, b"x"]), [val, None])
+        self.assertIn(key, r.keys("bin*"))
+        big = os.urandom(300000)
+        self.assertTrue(r.set("big", big))
+        self.assertEqual(r.get("big"), big)
+
+    def test_expiry(self):
+        r = self.r
+        self.assertTrue(r.set("e", "v", ex=100))
+        self.assertIn(r.ttl("e"), (99, 100))
+        self.assertTrue(r.set("e", "v", px=50000))
+        self.assertTrue(45000 < r.pttl("e") <= 50000)
+        self.assertTrue(r.expire("e", 200))
+        self.assertTrue(r.persist("e"))
+        self.assertEqual(r.ttl("e"), -1)
+        self.assertEqual(r.ttl("nope"), -2)
+        self.assertTrue(r.setex("x", 100, "v"))
+        self.assertTrue(r.psetex("y", 40, "v"))
+        self.assertTrue(r.set("z", "v", px=40))
+        r.set("w", "v")
+        self.assertTrue(r.pexpire("w", 40))
+        self.assertEqual(r.getex("x", px=60000), b"v")
+        self.assertTrue(r.pexpireat("u", int(time.time() * 1000) + 100000) is False)
+        time.sleep(0.15)
+        self.assertIsNone(r.get("y"))
+        self.assertIsNone(r.get("z"))
+        self.assertEqual(r.exists("w"), 0)
+        self.assertEqual(r.get("x"), b"v")
+
+    def test_pipeline(self):
+        r = self.r
+        p = r.pipeline(transaction=False)
+        for i in range(2000):
+            p.set("p:%d" % i, i)
+            p.incr("pc")
+            p.get("p:%d" % i)
+        res = p.execute()
+        self.assertEqual(len(res), 6000)
+        for i in range(2000):
+            self.assertIs(res[3 * i], True)
+            self.assertEqual(res[3 * i + 1], i + 1)
+            self.assertEqual(res[3 * i + 2], str(i).encode())
+        # errors come back in place, the rest still runs
+        p = r.pipeline(transaction=False)
+        p.set("s", "abc")
+        p.incr("s")
+        p.get("s")
+        res = p.execute(raise_on_error=False)
+        self.assertIs(res[0], True)
+        self.assertIsInstance(res[1], redis.exceptions.ResponseError)
+        self.assertEqual(res[2], b"abc")
+
+    def test_scan_iter(self):
+        r = self.r
+        p = r.pipeline(transaction=False)
+        for i in range(1000):
+            p.set("user:%d" % i, i)
+            p.set("item:%d" % i, i)
+        p.execute()
+        users = set(r.scan_iter(match="user:*", count=50))
+        self.assertEqual(users, {("user:%d" % i).encode() for i in range(1000)})
+        self.assertEqual(len(set(r.scan_iter(count=100))), 2000)
+        self.assertEqual(len(set(r.scan_iter(_type="STRING"))), 2000)
+        self.assertEqual(len(r.keys("item:1*")), 111)
+
+    def test_pool_threads(self):
+        errors = []
+
+        def work(t):
+            try:
+                for i in range(300):
+                    self.r.set("t%d:%d" % (t, i), i)
+                    if self.r.get("t%d:%d" % (t, i)) != str(i).encode():
+                        errors.append("bad value")
+                    self.r.incr("shared")
+            except Exception as e:  # noqa: BLE001 - reported below
+                errors.append(repr(e))
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(12)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(errors, [])
+        self.assertEqual(self.r.get("shared"), b"3600")
+        self.assertLessEqual(len(self.pool._available_connections) + len(self.pool._in_use_connections), 16)
+
+    def test_unix_socket_and_admin(self):
+        u = redis.Redis(unix_socket_path=self.srv.sock, socket_timeout=10)
+        self.assertTrue(u.ping())
+        u.set("k", "v")
+        self.assertEqual(self.r.get("k"), b"v")
+        self.assertTrue(u.client_setname("py"))
+        self.assertEqual(u.client_getname(), "py")  # redis-py decodes it
+        self.assertIsInstance(u.client_id(), int)
+        names = [c.get("name") for c in u.client_list()]
+        self.assertIn("py", names)
+        info = self.r.info()
+        self.assertIn("redis_version", info)
+        self.assertEqual(info["tcp_port"], self.srv.port)
+        self.assertGreaterEqual(info["connected_clients"], 2)
+        self.assertEqual(info["db0"]["keys"], 1)
+        self.assertEqual(self.r.config_get("maxclients"), {"maxclients": "10000"})
+        self.assertTrue(self.r.config_set("timeout", 0))
+        self.assertIn(b"get", [c if isinstance(c, bytes) else c.encode() for c in self.r.execute_command("COMMAND LIST")])
+        self.assertGreater(self.r.memory_usage("k"), 0)
+        self.assertTrue(self.r.flushall())
+        self.assertEqual(self.r.dbsize(), 0)
+        u.close()
+
+
+if __name__ == "__main__":
+    BIN = e2e_server.binary(sys.argv)
+    if not BIN:
+        print("no server under test: build cudis-server or set CUDIS_E2E_SERVER; skipped")
+        sys.exit(e2e_server.SKIP)
+    argv = e2e_server.strip_server_arg(sys.argv)
+    unittest.main(argv=argv, verbosity=2)
