@@ -205,12 +205,13 @@ typedef int (*cudis_loader_fn)(void *arg, size_t n, const uint64_t *ids, void *r
 enum cudis_miss_policy {
     CUDIS_MISS_FILL = 0,    /* load misses now, write back, return complete rows */
     CUDIS_MISS_DEFAULT = 1, /* return the default row now, fill in the background */
-    CUDIS_MISS_AUTO = 2,    /* DEFAULT while the recent hit ratio >= threshold, else FILL */
+    CUDIS_MISS_AUTO = 2,    /* DEFAULT while the recent hit ratio stays high, else FILL */
 };
 
 typedef struct cudis_rt_options {
     int policy;               /* enum cudis_miss_policy (default CUDIS_MISS_AUTO) */
     double hit_threshold;     /* AUTO: switch to DEFAULT at or above (default 0.9) */
+    double hysteresis;        /* AUTO: back to FILL below threshold - this (default 0.02) */
     size_t window_ids;        /* AUTO: ids in the recent-hit-ratio window (default 10000) */
     const void *default_row;  /* DEFAULT rows (row_bytes; NULL: zeros); copied */
     int64_t ttl_ms;           /* TTL of written-back rows (0: none) */

@@ -6,8 +6,9 @@
  *   DEFAULT  misses get the default row at once and their ids go to a
  *            bounded queue (deduplicated) that a worker thread loads and
  *            writes back;
- *   AUTO     DEFAULT while the hit ratio of the last window_ids ids is at
- *            or above hit_threshold, else FILL (NVIDIA HPS's scheme: when
+ *   AUTO     DEFAULT once the hit ratio of the last window_ids ids reaches
+ *            hit_threshold, FILL again when it drops below hit_threshold -
+ *            hysteresis (NVIDIA HPS's scheme: when
  *            the cache is warm, a miss must not cost a loader round trip).
  * If the cache itself fails (server down), the rows of the failed part are
  * treated as misses, so the caller still gets rows from the loader.
@@ -192,6 +193,7 @@ void cudis_rt_options_default(cudis_rt_options *o)
     memset(o, 0, sizeof(*o));
     o->policy = CUDIS_MISS_AUTO;
     o->hit_threshold = 0.9;
+    o->hysteresis = 0.02;
     o->window_ids = 10000;
     o->queue_ids = 65536;
     o->pool_wait_ms = 1000;
@@ -339,8 +341,13 @@ static void rt_record(cudis_rt *rt, uint64_t ids, uint64_t hits)
     if (rt->opt.policy == CUDIS_MISS_AUTO) {
         uint64_t wi = rt->win_ids[0] + rt->win_ids[1];
         uint64_t wh = rt->win_hits[0] + rt->win_hits[1];
+        /* to DEFAULT at >= threshold, back to FILL below threshold - hysteresis */
+        double bar = rt->opt.hit_threshold;
+        if (rt->mode == CUDIS_MISS_DEFAULT) {
+            bar -= rt->opt.hysteresis;
+        }
         int want = CUDIS_MISS_FILL;
-        if (wi >= half && (double)wh >= rt->opt.hit_threshold * (double)wi) {
+        if (wi >= half && (double)wh >= bar * (double)wi) {
             want = CUDIS_MISS_DEFAULT;
         }
         if (want != rt->mode) {

@@ -1,0 +1,279 @@
+/*
+ * client_vbench.c - libcudis vector-get benchmark, several servers side by
+ * side in one run. For each target (NAME=PORT or NAME=unix:/path) it loads
+ * `keys` rows of `row-bytes` bytes, then runs timed rounds of cudis_vget()
+ * of `rows` uniformly random ids, alternating targets round by round so
+ * machine noise hits all of them alike. It also times cudis_vset() with a
+ * TTL in both TTL modes (MSET+PEXPIRE vs SET PX). Prints a table with
+ * p50/p99/p99.9 latency and rows/s per target and the ratio of each to the
+ * last target, and writes CSV.
+ *
+ * Usage: cudis-client-vbench --target cudis=PORT --target redis=PORT
+ *        [--rows 1000] [--row-bytes 256] [--keys 100000] [--chunk 256]
+ *        [--seconds 6] [--rounds 6] [--csv FILE] [--no-set]
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cudis.h"
+#include "cudis_time.h"
+
+#define MAX_TARGETS 4
+
+typedef struct target {
+    char name[32];
+    cudis_options o;
+    char unix_path[256];
+    cudis_conn *c;
+    double *lat_us;
+    size_t nlat, caplat;
+    double busy_s;
+    uint64_t rows_done, misses;
+    double set_rows_s[2];
+} target;
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rng(void)
+{
+    uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double pct(const double *v, size_t n, double p)
+{
+    if (n == 0) {
+        return 0;
+    }
+    size_t i = (size_t)(p * (double)(n - 1) + 0.5);
+    return v[i];
+}
+
+static void mkdirs(const char *path)
+{
+    char tmp[512];
+    snprintf(tmp, sizeof(tmp), "%s", path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(tmp, 0755);
+            *p = '/';
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    target tg[MAX_TARGETS];
+    int nt = 0;
+    size_t rows = 1000, rb = 256, keys = 100000, chunk = 256;
+    double seconds = 6;
+    int rounds = 6;
+    bool do_set = true;
+    const char *csv = "bench/results/client/vbench.csv";
+    memset(tg, 0, sizeof(tg));
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--target") && v && nt < MAX_TARGETS) {
+            target *t = &tg[nt++];
+            const char *eq = strchr(v, '=');
+            if (!eq) {
+                fprintf(stderr, "--target NAME=PORT or NAME=unix:/path\n");
+                return 2;
+            }
+            snprintf(t->name, sizeof(t->name), "%.*s", (int)(eq - v), v);
+            cudis_options_default(&t->o);
+            t->o.timeout_ms = 5000;
+            if (!strncmp(eq + 1, "unix:", 5)) {
+                snprintf(t->unix_path, sizeof(t->unix_path), "%s", eq + 6);
+                t->o.unix_path = t->unix_path;
+            } else {
+                t->o.port = atoi(eq + 1);
+            }
+            i++;
+        } else if (!strcmp(a, "--rows") && v) {
+            rows = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--row-bytes") && v) {
+            rb = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--keys") && v) {
+            keys = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--chunk") && v) {
+            chunk = strtoull(argv[++i], NULL, 10);
+        } else if (!strcmp(a, "--seconds") && v) {
+            seconds = atof(argv[++i]);
+        } else if (!strcmp(a, "--rounds") && v) {
+            rounds = atoi(argv[++i]);
+        } else if (!strcmp(a, "--csv") && v) {
+            csv = argv[++i];
+        } else if (!strcmp(a, "--no-set")) {
+            do_set = false;
+        } else {
+            fprintf(stderr, "unknown or incomplete option %s (see the comment at the top)\n", a);
+            return 2;
+        }
+    }
+    if (nt == 0 || rows == 0 || rb == 0 || keys < rows || rounds < 1) {
+        fprintf(stderr, "usage: %s --target NAME=PORT [--target ...] [options]\n", argv[0]);
+        return 2;
+    }
+    cudis_table_options to;
+    cudis_table_options_default(&to);
+    to.chunk_rows = chunk;
+    cudis_table *tab = cudis_table_create("vb", rb, &to);
+    const size_t load_batch = 5000;
+    uint64_t *ids = malloc(keys * sizeof(*ids));
+    uint8_t *buf = malloc((rows > load_batch ? rows : load_batch) * rb);
+    uint8_t *found = malloc(rows > load_batch ? rows : load_batch);
+    if (!tab || !ids || !buf || !found) {
+        fprintf(stderr, "out of memory\n");
+        return 1;
+    }
+    for (size_t i = 0; i < keys; i++) {
+        ids[i] = i;
+    }
+    for (size_t j = 0; j < load_batch * rb; j++) {
+        buf[j] = (uint8_t)(j * 31 + 7);
+    }
+    /* connect and load */
+    for (int k = 0; k < nt; k++) {
+        char err[256];
+        tg[k].c = cudis_connect(&tg[k].o, err, sizeof(err));
+        if (!tg[k].c) {
+            fprintf(stderr, "%s: %s\n", tg[k].name, err);
+            return 1;
+        }
+        redisReply *r = NULL;
+        if (cudis_command(tg[k].c, &r, "FLUSHALL") == 0) {
+            freeReplyObject(r);
+        }
+        for (size_t i = 0; i < keys; i += load_batch) {
+            size_t n = keys - i < load_batch ? keys - i : load_batch;
+            int rc = cudis_vset(tg[k].c, tab, n, ids + i, buf, 0, NULL, NULL);
+            if (rc) {
+                fprintf(stderr, "%s: load: %s\n", tg[k].name, cudis_conn_errstr(tg[k].c));
+                return 1;
+            }
+        }
+        tg[k].caplat = 1 << 16;
+        tg[k].lat_us = malloc(tg[k].caplat * sizeof(double));
+    }
+    /* timed rounds, targets alternating */
+    uint64_t *q = malloc(rows * sizeof(*q));
+    double per = seconds / rounds / nt;
+    for (int r = 0; r < rounds; r++) {
+        for (int k0 = 0; k0 < nt; k0++) {
+            int k = (k0 + r) % nt; /* rotate who goes first */
+            target *t = &tg[k];
+            uint64_t start = cudis_mono_ns(), end = start + (uint64_t)(per * 1e9);
+            /* a few warm-up calls per round are not counted */
+            for (int w = 0; w < 3; w++) {
+                for (size_t i = 0; i < rows; i++) {
+                    q[i] = rng() % keys;
+                }
+                cudis_vget(t->c, tab, rows, q, buf, found, NULL);
+            }
+            start = cudis_mono_ns();
+            uint64_t now = start;
+            while (now < end) {
+                for (size_t i = 0; i < rows; i++) {
+                    q[i] = rng() % keys;
+                }
+                uint64_t t0 = cudis_mono_ns();
+                cudis_vresult vr;
+                int rc = cudis_vget(t->c, tab, rows, q, buf, found, &vr);
+                now = cudis_mono_ns();
+                if (rc) {
+                    fprintf(stderr, "%s: vget: %s\n", t->name, cudis_conn_errstr(t->c));
+                    return 1;
+                }
+                if (t->nlat == t->caplat) {
+                    t->caplat *= 2;
+                    t->lat_us = realloc(t->lat_us, t->caplat * sizeof(double));
+                }
+                t->lat_us[t->nlat++] = (double)(now - t0) / 1e3;
+                t->rows_done += rows;
+                t->misses += vr.misses;
+            }
+            t->busy_s += (double)(now - start) / 1e9;
+        }
+    }
+    /* TTL write modes: rows/s of vset with a TTL */
+    if (do_set) {
+        for (int mode = 0; mode < 2; mode++) {
+            cudis_table_options so = to;
+            so.ttl_mode = mode;
+            cudis_table *st = cudis_table_create("vs", rb, &so);
+            for (int k = 0; k < nt; k++) {
+                uint64_t t0 = cudis_mono_ns();
+                size_t done = 0;
+                for (int rep = 0; rep < 20; rep++) {
+                    size_t n = load_batch;
+                    uint64_t base = (uint64_t)rep * n;
+                    if (cudis_vset(tg[k].c, st, n, ids + (base % (keys - n + 1)), buf, 60000, NULL,
+                                   NULL)) {
+                        fprintf(stderr, "%s: vset: %s\n", tg[k].name, cudis_conn_errstr(tg[k].c));
+                        break;
+                    }
+                    done += n;
+                }
+                tg[k].set_rows_s[mode] = (double)done / ((double)(cudis_mono_ns() - t0) / 1e9);
+            }
+            cudis_table_destroy(st);
+        }
+    }
+    /* report */
+    mkdirs(csv);
+    FILE *f = fopen(csv, "w");
+    if (!f) {
+        fprintf(stderr, "cannot write %s: %s\n", csv, strerror(errno));
+    } else {
+        fprintf(f, "target,rows,row_bytes,chunk,calls,p50_us,p99_us,p999_us,rows_per_s,"
+                   "miss_rows,vset_ttl_mset_pexpire_rows_s,vset_ttl_set_px_rows_s\n");
+    }
+    printf("vector get: %zu rows x %zu B, %zu keys, chunk %zu, %d rounds\n", rows, rb, keys, chunk,
+           rounds);
+    printf("%-10s %8s %9s %9s %9s %12s %9s %14s %14s\n", "target", "calls", "p50_us", "p99_us",
+           "p99.9_us", "rows/s", "ratio", "setTTL:MSET+PX", "setTTL:SETPX");
+    double base_rps = tg[nt - 1].rows_done / tg[nt - 1].busy_s;
+    for (int k = 0; k < nt; k++) {
+        target *t = &tg[k];
+        qsort(t->lat_us, t->nlat, sizeof(double), cmp_double);
+        double rps = (double)t->rows_done / t->busy_s;
+        printf("%-10s %8zu %9.1f %9.1f %9.1f %12.0f %8.2fx %14.0f %14.0f\n", t->name, t->nlat,
+               pct(t->lat_us, t->nlat, 0.5), pct(t->lat_us, t->nlat, 0.99),
+               pct(t->lat_us, t->nlat, 0.999), rps, rps / base_rps, t->set_rows_s[0],
+               t->set_rows_s[1]);
+        if (f) {
+            fprintf(f, "%s,%zu,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.0f,%llu,%.0f,%.0f\n", t->name, rows, rb,
+                    chunk, t->nlat, pct(t->lat_us, t->nlat, 0.5), pct(t->lat_us, t->nlat, 0.99),
+                    pct(t->lat_us, t->nlat, 0.999), rps, (unsigned long long)t->misses,
+                    t->set_rows_s[0], t->set_rows_s[1]);
+        }
+        if (t->misses) {
+            printf("  note: %s missed %llu rows (evicted?)\n", t->name,
+                   (unsigned long long)t->misses);
+        }
+        cudis_close(t->c);
+        free(t->lat_us);
+    }
+    if (f) {
+        fclose(f);
+        printf("csv: %s\n", csv);
+    }
+    free(q);
+    free(ids);
+    free(buf);
+    free(found);
+    cudis_table_destroy(tab);
+    return 0;
+}
