@@ -82,6 +82,7 @@ struct worker {
     uint64_t quota, issued_measured;
     uint64_t last_reply_ns, last_done_ns;
     uint64_t load_errors;
+    uint64_t all_done; /* workload replies, warm-up included (progress) */
     int err;
     struct load_result r;
     /* published for the progress line (single writer, relaxed) */
@@ -318,6 +319,8 @@ static void on_reply(struct conn *c, const struct load_reply *rep, uint64_t now)
     if (w->o->proto == LOAD_PROTO_MEMCACHE && (rq.kind == REQ_GET || rq.kind == REQ_MGET)) {
         misses = rq.nkeys > hits ? rq.nkeys - hits : 0;
     }
+    w->all_done++;
+    atomic_store_explicit(&w->pub_done, w->all_done, memory_order_relaxed);
     bool measured = now >= w->sh->warm_end_ns && now < w->sh->end_ns;
     if (measured) {
         struct load_result *r = &w->r;
@@ -335,7 +338,6 @@ static void on_reply(struct conn *c, const struct load_reply *rep, uint64_t now)
             r->errors++;
         }
         w->last_done_ns = now;
-        atomic_store_explicit(&w->pub_done, r->requests, memory_order_relaxed);
         atomic_store_explicit(&w->pub_hits, r->hits, memory_order_relaxed);
         atomic_store_explicit(&w->pub_misses, r->misses, memory_order_relaxed);
         atomic_store_explicit(&w->pub_errors, r->errors, memory_order_relaxed);
