@@ -101,6 +101,8 @@ static void *row_create(const engine_row *row, const engine_config *cfg, char *w
     void *s = row->ops->create(cfg, why, why_len);
     if (s == NULL && why[0] == '\0') {
         snprintf(why, why_len, "%s: create failed", row->name);
+    } else if (s != NULL && why[0] == '\0') {
+        snprintf(why, why_len, "%s: %s", row->name, row->ops->description);
     }
     return s;
 }

@@ -903,7 +903,8 @@ ENGINE_TEST(budget_never_exceeded)
     cudis_stats s = stats_of(e);
     cr_assert_gt(s.evict_memory + s.evict_bucket, 0, "the workload is larger than the budget");
     cr_assert_gt(hits, 0);
-    cr_assert_gt(s.items, 100, "the budget holds a useful number of items");
+    cr_assert_gt(s.items, 100, "the budget holds a useful number of items (%llu, %llu bytes used)",
+                 (unsigned long long)s.items, (unsigned long long)s.bytes_used);
     /* a value larger than the whole budget is refused, not stored */
     tbatch big;
     tb_init(&big, 0);
@@ -930,8 +931,6 @@ ENGINE_TEST(budget_never_exceeded)
  * expired keys never come back. Exact engines with room for every key must
  * not drop anything.
  */
-#define M_KEYS 96
-
 typedef struct mkey {
     bool live;
     int64_t exp;
@@ -945,7 +944,7 @@ static bool m_live(const mkey *m, int64_t now)
 }
 
 static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uint64_t seed,
-                      int rounds)
+                      int rounds, int nkeys)
 {
     engine_config cfg;
     conf_default(&cfg);
@@ -954,21 +953,22 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
     cfg.max_val_len = 96;
     engine *e = open_cfg(p, &cfg);
     bool strict = (p->caps & CAP_EXACT) && budget >= (1u << 20);
-    mkey *m = calloc(M_KEYS, sizeof(mkey));
+    mkey *m = calloc((size_t)nkeys, sizeof(mkey));
+    int *keys_in = calloc((size_t)nkeys, sizeof(int));
+    unsigned char *used = malloc((size_t)nkeys);
     tbatch t;
     tb_init(&t, 1 << 16);
     uint64_t rng = seed;
     int64_t now = T_NOW;
     uint64_t dropped = 0;
-    int keys_in[M_KEYS];
     for (int round = 0; round < rounds; round++) {
         tb_reset(&t);
         now += (int64_t)(t_rand(&rng) % 5);
         /* distinct keys per batch: no two ops on one key in a batch */
         int nk = 1 + (int)(t_rand(&rng) % 80);
-        unsigned char used[M_KEYS] = {0};
+        memset(used, 0, (size_t)nkeys);
         for (int j = 0; j < nk; j++) {
-            int key = (int)(t_rand(&rng) % M_KEYS);
+            int key = (int)(t_rand(&rng) % (uint64_t)nkeys);
             if (used[key]) {
                 continue;
             }
@@ -1095,7 +1095,14 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
     if (strict) {
         cr_assert_eq(dropped, 0);
     }
+    if (budget < (1u << 20)) {
+        cudis_stats s = stats_of(e);
+        cr_assert_gt(s.evict_memory + s.evict_bucket, 0, "the tight budget must evict");
+        cr_assert_gt(dropped, 0);
+    }
     tb_free(&t);
+    free(used);
+    free(keys_in);
     free(m);
     engine_destroy(e);
 }
@@ -1103,20 +1110,20 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
 ENGINE_TEST(model_roomy)
 {
     T_NEED_STORE(p);
-    model_run(p, 16ull << 20, 1, 1, 3000);
+    model_run(p, 16ull << 20, 1, 1, 3000, 96);
 }
 
 ENGINE_TEST(model_tight_budget)
 {
     T_NEED_STORE(p);
-    /* part of the working set fits: evictions happen all the time */
-    model_run(p, 12000, 1, 7, 2000);
+    /* about a third of the working set fits: evictions all the time */
+    model_run(p, 64 << 10, 1, 7, 2000, 2000);
 }
 
 ENGINE_TEST(model_threads)
 {
     T_NEED_STORE(p);
-    model_run(p, 16ull << 20, 3, 3, 1500);
+    model_run(p, 16ull << 20, 3, 3, 1500, 96);
 }
 
 /* ------------------------------------------------------------------------
