@@ -1,0 +1,350 @@
+/*
+ * batch.c - the batcher: gathers the ops of many commands into one
+ * cudis_batch, refuses (by answering "conflict") a key that is already in
+ * the open batch when either side writes, and executes the batch with one
+ * engine_execute, re-running only the ops whose value did not fit the out
+ * buffer (CUDIS_E_OUTBUF) with a buffer big enough.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudis_hd.h"
+#include "cudis_time.h"
+#include "server_internal.h"
+
+#define KWRITE 0x80000000u
+#define HSEED 0x9e3779b97f4a7c15ull
+
+void batch_init(batcher *b)
+{
+    memset(b, 0, sizeof(*b));
+    b->gen = 1;
+}
+
+void batch_deinit(batcher *b)
+{
+    free(b->ops);
+    free(b->res);
+    free(b->in);
+    free(b->out);
+    free(b->pends);
+    free(b->kent);
+    free(b->kgen);
+    memset(b, 0, sizeof(*b));
+}
+
+static const uint8_t *op_key(const batcher *b, uint32_t i)
+{
+    return b->in + b->ops[i].key_off;
+}
+
+/* Slot of key in the key set, or the empty slot where it would go. */
+static uint32_t kfind(batcher *b, const char *key, uint32_t len, bool *found)
+{
+    uint32_t mask = b->kcap - 1;
+    uint32_t h = (uint32_t)cudis_hash(key, len, HSEED) & mask;
+    for (;;) {
+        if (b->kgen[h] != b->gen) {
+            *found = false;
+            return h;
+        }
+        uint32_t i = b->kent[h] & ~KWRITE;
+        if (b->ops[i].key_len == len && memcmp(op_key(b, i), key, len) == 0) {
+            *found = true;
+            return h;
+        }
+        h = (h + 1) & mask;
+    }
+}
+
+static void kgrow(batcher *b)
+{
+    uint32_t ncap = b->kcap ? b->kcap * 2 : 256;
+    uint32_t *ent = b->kent, *gen = b->kgen;
+    uint32_t ocap = b->kcap, ogen = b->gen;
+    b->kent = calloc(ncap, sizeof(uint32_t));
+    b->kgen = calloc(ncap, sizeof(uint32_t));
+    if (b->kent == NULL || b->kgen == NULL) {
+        abort();
+    }
+    b->kcap = ncap;
+    b->gen = 1;
+    for (uint32_t s = 0; s < ocap; s++) {
+        if (gen[s] == ogen) {
+            uint32_t i = ent[s] & ~KWRITE;
+            bool f;
+            uint32_t h = kfind(b, (const char *)op_key(b, i), b->ops[i].key_len, &f);
+            b->kent[h] = ent[s];
+            b->kgen[h] = b->gen;
+        }
+    }
+    free(ent);
+    free(gen);
+}
+
+bool batch_conflicts(batcher *b, const char *key, uint32_t len, bool write)
+{
+    if (b->nops == 0 || b->kcap == 0) {
+        return false;
+    }
+    bool found;
+    uint32_t h = kfind(b, key, len, &found);
+    return found && (write || (b->kent[h] & KWRITE));
+}
+
+static void need(void **p, size_t elem, uint32_t *cap, uint32_t want)
+{
+    if (want <= *cap) {
+        return;
+    }
+    uint32_t n = *cap ? *cap : 64;
+    while (n < want) {
+        n *= 2;
+    }
+    void *q = realloc(*p, (size_t)n * elem);
+    if (q == NULL) {
+        abort();
+    }
+    *p = q;
+    *cap = n;
+}
+
+uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key, uint32_t klen,
+                      const char *val, uint32_t vlen, int64_t arg, int64_t expire_ms, bool write)
+{
+    uint32_t cap = b->cap_ops;
+    need((void **)&b->ops, sizeof(cudis_op), &cap, b->nops + 1);
+    if (cap != b->cap_ops) {
+        uint32_t c2 = b->cap_ops;
+        need((void **)&b->res, sizeof(cudis_result), &c2, cap);
+        b->cap_ops = cap;
+    }
+    size_t want = b->in_len + klen + vlen;
+    if (want > b->in_cap) {
+        size_t n = b->in_cap ? b->in_cap : 64 * 1024;
+        while (n < want) {
+            n *= 2;
+        }
+        uint8_t *q = realloc(b->in, n);
+        if (q == NULL) {
+            abort();
+        }
+        b->in = q;
+        b->in_cap = n;
+    }
+    uint32_t i = b->nops++;
+    cudis_op *op = &b->ops[i];
+    memset(op, 0, sizeof(*op));
+    op->code = code;
+    op->flags = flags;
+    op->key_len = klen;
+    op->key_off = b->in_len;
+    if (klen) {
+        memcpy(b->in + b->in_len, key, klen);
+    }
+    b->in_len += klen;
+    op->val_off = b->in_len;
+    op->val_len = vlen;
+    if (vlen) {
+        memcpy(b->in + b->in_len, val, vlen);
+    }
+    b->in_len += vlen;
+    op->arg = arg;
+    op->expire_ms = expire_ms;
+    if (i == 0) {
+        b->open_ns = cudis_mono_ns();
+    }
+    /* key set */
+    if ((b->nops + 1) * 2 > b->kcap) {
+        kgrow(b);
+    }
+    bool found;
+    uint32_t h = kfind(b, key, klen, &found);
+    if (!found) {
+        b->kent[h] = i | (write ? KWRITE : 0);
+        b->kgen[h] = b->gen;
+    } else if (write) {
+        b->kent[h] |= KWRITE;
+    }
+    return i;
+}
+
+pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t nops)
+{
+    need((void **)&b->pends, sizeof(pend), &b->cap_pend, b->npend + 1);
+    pend *p = &b->pends[b->npend++];
+    p->c = c;
+    p->cmd = c->cur_cmd;
+    p->fn = fn;
+    p->op0 = op0;
+    p->nops = nops;
+    p->a = p->b = 0;
+    c->pending++;
+    b->seq++;
+    if (b->npend == 1 && nops == 0) {
+        b->open_ns = cudis_mono_ns();
+    }
+    return p;
+}
+
+int batch_exec(batcher *b, engine *e, int64_t now_ms)
+{
+    if (b->nops == 0) {
+        return CUDIS_OK;
+    }
+    if (b->out_cap == 0) {
+        b->out_cap = 256 * 1024;
+        b->out = malloc(b->out_cap);
+        if (b->out == NULL) {
+            abort();
+        }
+    }
+    cudis_batch cb = {.ops = b->ops,
+                      .n_ops = b->nops,
+                      .in = b->in,
+                      .res = b->res,
+                      .out = b->out,
+                      .out_cap = b->out_cap,
+                      .out_len = 0,
+                      .now_ms = now_ms};
+    int rc = engine_execute(e, &cb);
+    b->now_ms = now_ms;
+    if (rc != CUDIS_OK) {
+        for (uint32_t i = 0; i < b->nops; i++) {
+            memset(&b->res[i], 0, sizeof(b->res[i]));
+            b->res[i].status = rc;
+        }
+        b->st.failed++;
+        return rc;
+    }
+    /* Re-run the ops whose value did not fit, each round with exactly the
+     * room they asked for, appended after the used part of the buffer. */
+    for (int round = 0; round < 8; round++) {
+        uint64_t needed = 0;
+        uint32_t nre = 0;
+        for (uint32_t i = 0; i < b->nops; i++) {
+            if (b->res[i].status == CUDIS_E_OUTBUF) {
+                needed += b->res[i].val_len;
+                nre++;
+            }
+        }
+        if (nre == 0) {
+            break;
+        }
+        b->st.outbuf_reruns += nre;
+        uint64_t base = b->out_cap;
+        uint64_t ncap = base + needed + 4096;
+        uint8_t *q = realloc(b->out, ncap);
+        if (q == NULL) {
+            abort();
+        }
+        b->out = q;
+        cudis_op *ops = malloc(nre * sizeof(cudis_op));
+        cudis_result *res = malloc(nre * sizeof(cudis_result));
+        uint32_t *map = malloc(nre * sizeof(uint32_t));
+        if (ops == NULL || res == NULL || map == NULL) {
+            abort();
+        }
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < b->nops; i++) {
+            if (b->res[i].status == CUDIS_E_OUTBUF) {
+                ops[k] = b->ops[i];
+                map[k++] = i;
+            }
+        }
+        cudis_batch rb = {.ops = ops,
+                          .n_ops = nre,
+                          .in = b->in,
+                          .res = res,
+                          .out = b->out + base,
+                          .out_cap = ncap - base,
+                          .out_len = 0,
+                          .now_ms = now_ms};
+        rc = engine_execute(e, &rb);
+        for (uint32_t j = 0; j < nre; j++) {
+            cudis_result *r = &b->res[map[j]];
+            if (rc != CUDIS_OK) {
+                memset(r, 0, sizeof(*r));
+                r->status = rc;
+                continue;
+            }
+            *r = res[j];
+            r->val_off += base;
+        }
+        b->out_cap = ncap;
+        free(ops);
+        free(res);
+        free(map);
+        if (rc != CUDIS_OK) {
+            return CUDIS_OK;
+        }
+    }
+    return CUDIS_OK;
+}
+
+void batch_reset(batcher *b)
+{
+    b->nops = 0;
+    b->npend = 0;
+    b->in_len = 0;
+    b->exclusive = false;
+    b->gen++;
+    if (b->gen == 0) {
+        memset(b->kgen, 0, (size_t)b->kcap * sizeof(uint32_t));
+        b->gen = 1;
+    }
+    /* Give back a buffer that one huge value blew up. */
+    if (b->out_cap > 64u * 1024 * 1024) {
+        free(b->out);
+        b->out = NULL;
+        b->out_cap = 0;
+    }
+    if (b->in_cap > 64u * 1024 * 1024) {
+        free(b->in);
+        b->in = NULL;
+        b->in_cap = 0;
+    }
+}
+
+static int bucket(uint64_t v)
+{
+    int i = 0;
+    while (v > 1 && i < HIST_BUCKETS - 1) {
+        v >>= 1;
+        i++;
+    }
+    return i;
+}
+
+void batch_record(batch_stats *st, uint32_t nops, uint64_t wait_us, uint64_t exec_ns)
+{
+    st->batches++;
+    st->ops += nops;
+    st->size_hist[bucket(nops)]++;
+    st->wait_hist[bucket(wait_us)]++;
+    st->wait_us_sum += wait_us;
+    st->exec_ns += exec_ns;
+}
+
+uint64_t hist_quantile(const uint64_t *h, double q)
+{
+    uint64_t total = 0;
+    for (int i = 0; i < HIST_BUCKETS; i++) {
+        total += h[i];
+    }
+    if (total == 0) {
+        return 0;
+    }
+    uint64_t want = (uint64_t)(q * (double)total);
+    if (want >= total) {
+        want = total - 1;
+    }
+    uint64_t acc = 0;
+    for (int i = 0; i < HIST_BUCKETS; i++) {
+        acc += h[i];
+        if (acc > want) {
+            return (i == 0) ? 1 : (1ull << i); /* lower bound of the bucket */
+        }
+    }
+    return 1ull << (HIST_BUCKETS - 1);
+}

@@ -1,0 +1,1131 @@
+/*
+ * cmd_keys.c - the key commands (strings, expiry, generic keyspace). Most
+ * become ops in the loop's open batch and reply when the batch has run;
+ * the multi-step and keyspace-wide ones (MSETNX, INCRBYFLOAT, RENAME, KEYS,
+ * SCAN, RANDOMKEY, DBSIZE, FLUSH*) run alone between batches. Replies and
+ * errors follow Redis 7.0 word for word.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudis_time.h"
+#include "server_internal.h"
+
+#define RES(b, p, k) (&(b)->res[(p)->op0 + (k)])
+
+static const char *E_NOTINT = "ERR value is not an integer or out of range";
+static const char *E_SYNTAX = "ERR syntax error";
+static const char *E_BIGSTR = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+
+/* ------------------------------------------------------------------------
+ * Helpers
+ * ---------------------------------------------------------------------- */
+
+bool arg_ll(conn *c, const char *s, uint32_t len, long long *out)
+{
+    if (!util_str2ll(s, len, out)) {
+        conn_error(c, E_NOTINT);
+        return false;
+    }
+    return true;
+}
+
+void reply_ok(conn *c)
+{
+    sbuf_add(&c->out, "+OK\r\n", 5);
+}
+
+void reply_engine_error(conn *c, int status)
+{
+    switch (status) {
+    case CUDIS_E_NOTINT: conn_error(c, E_NOTINT); break;
+    case CUDIS_E_OVERFLOW: conn_error(c, "ERR increment or decrement would overflow"); break;
+    case CUDIS_E_VALTOOBIG: conn_error(c, E_BIGSTR); break;
+    case CUDIS_E_KEYTOOBIG: conn_error(c, "ERR key is too long for the engine"); break;
+    case CUDIS_E_EMPTYKEY: conn_error(c, "ERR empty keys are not supported by the engine"); break;
+    case CUDIS_E_FULL:
+    case CUDIS_E_NOMEM:
+        conn_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
+        break;
+    default: conn_errorf(c, "ERR engine error: %s", cudis_strerror(status)); break;
+    }
+}
+
+/* Seal the open batch when any of these keys conflicts with it. */
+static void make_room(conn *c, int n, char **keys, uint32_t *lens, int stride, bool write)
+{
+    batcher *b = &c->lp->b;
+    for (int i = 0; i < n; i++) {
+        if (batch_conflicts(b, keys[i * stride], lens[i * stride], write)) {
+            loop_flush(c->lp, SEAL_CONFLICT);
+            return;
+        }
+    }
+}
+
+/* One op on argv[1], queued with its reply function. */
+static pend *queue1(conn *c, uint8_t code, uint16_t flags, char **argv, uint32_t *lens,
+                    const char *val, uint32_t vlen, int64_t arg, int64_t exp, bool write,
+                    reply_fn fn)
+{
+    batcher *b = &c->lp->b;
+    if (batch_conflicts(b, argv[1], lens[1], write)) {
+        loop_flush(c->lp, SEAL_CONFLICT);
+    }
+    uint32_t i = batch_add_op(b, code, flags, argv[1], lens[1], val, vlen, arg, exp, write);
+    return batch_add_pend(b, c, fn, i, 1);
+}
+
+static bool res_failed(conn *c, const cudis_result *r)
+{
+    if (r->status != CUDIS_OK) {
+        reply_engine_error(c, r->status);
+        return true;
+    }
+    return false;
+}
+
+static void reply_value(conn *c, const cudis_batch *b, const cudis_result *r)
+{
+    if (r->flags & CUDIS_R_VALUE) {
+        resp_bulk(&c->out, b->out + r->val_off, r->val_len);
+    } else {
+        resp_null(&c->out, c->proto);
+    }
+}
+
+/* Run ops already in the (drained) batch right now; the dispatcher holds
+ * the engine lock for CMD_EXCL commands. */
+int run_alone(conn *c)
+{
+    batcher *b = &c->lp->b;
+    return batch_exec(b, srv.eng, cudis_now_ms());
+}
+
+/* ------------------------------------------------------------------------
+ * GET family
+ * ---------------------------------------------------------------------- */
+
+static void rp_get(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (!res_failed(c, r)) {
+        reply_value(c, b, r);
+    }
+}
+
+void cmd_get(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    queue1(c, CUDIS_OP_GET, 0, argv, lens, NULL, 0, 0, 0, false, rp_get);
+}
+
+void cmd_getdel(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    queue1(c, CUDIS_OP_GET, CUDIS_F_DEL, argv, lens, NULL, 0, 0, 0, true, rp_get);
+}
+
+static void rp_strlen(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (!res_failed(c, r)) {
+        resp_int(&c->out, (r->flags & CUDIS_R_VALUE) ? r->val_len : 0);
+    }
+}
+
+void cmd_strlen(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    queue1(c, CUDIS_OP_GET, 0, argv, lens, NULL, 0, 0, 0, false, rp_strlen);
+}
+
+static void rp_getrange(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (res_failed(c, r)) {
+        return;
+    }
+    long long start = p->a, end = p->b;
+    if (!(r->flags & CUDIS_R_VALUE)) {
+        sbuf_add(&c->out, "$0\r\n\r\n", 6);
+        return;
+    }
+    long long len = r->val_len;
+    if (start < 0) {
+        start = len + start;
+    }
+    if (end < 0) {
+        end = len + end;
+    }
+    if (start < 0) {
+        start = 0;
+    }
+    if (end < 0) {
+        end = 0;
+    }
+    if (end >= len) {
+        end = len - 1;
+    }
+    if (start > end || len == 0) {
+        sbuf_add(&c->out, "$0\r\n\r\n", 6);
+        return;
+    }
+    resp_bulk(&c->out, b->out + r->val_off + start, (size_t)(end - start + 1));
+}
+
+void cmd_getrange(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    long long start, end;
+    if (!arg_ll(c, argv[2], lens[2], &start) || !arg_ll(c, argv[3], lens[3], &end)) {
+        return;
+    }
+    if (start < 0 && end < 0 && start > end) {
+        sbuf_add(&c->out, "$0\r\n\r\n", 6);
+        return;
+    }
+    pend *p = queue1(c, CUDIS_OP_GET, 0, argv, lens, NULL, 0, 0, 0, false, rp_getrange);
+    p->a = start;
+    p->b = end;
+}
+
+static void rp_mget(conn *c, pend *p, const cudis_batch *b);
+static void rp_mget_fwd(conn *c, pend *p, const cudis_batch *b)
+{
+    rp_mget(c, p, b);
+}
+
+void cmd_mget(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    batcher *b = &c->lp->b;
+    make_room(c, argc - 1, argv + 1, lens + 1, 1, false);
+    uint32_t op0 = b->nops;
+    for (int i = 1; i < argc; i++) {
+        batch_add_op(b, CUDIS_OP_GET, 0, argv[i], lens[i], NULL, 0, 0, 0, false);
+    }
+    if (argc > 2) {
+        b->exclusive = true;
+    }
+    batch_add_pend(b, c, rp_mget_fwd, op0, (uint32_t)(argc - 1));
+}
+
+static void rp_mget(conn *c, pend *p, const cudis_batch *b)
+{
+    resp_array(&c->out, p->nops);
+    for (uint32_t k = 0; k < p->nops; k++) {
+        const cudis_result *r = RES(b, p, k);
+        if (r->status == CUDIS_OK && (r->flags & CUDIS_R_VALUE)) {
+            resp_bulk(&c->out, b->out + r->val_off, r->val_len);
+        } else {
+            resp_null(&c->out, c->proto);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * SET family
+ * ---------------------------------------------------------------------- */
+
+enum { SETF_NX = 1, SETF_XX = 2, SETF_GET = 4, SETF_KEEPTTL = 8, SETF_PERSIST = 16, SETF_EX = 32,
+       SETF_PX = 64, SETF_EXAT = 128, SETF_PXAT = 256 };
+#define SETF_ANYEXP (SETF_EX | SETF_PX | SETF_EXAT | SETF_PXAT)
+
+/* Redis's parseExtendedStringArgumentsOrReply + getExpireMillisecondsOrReply.
+ * is_set: SET (NX XX GET KEEPTTL) vs GETEX (PERSIST). Returns false after
+ * replying an error. *exp_ms = absolute expiry or 0. */
+static bool parse_set_opts(conn *c, int argc, char **argv, uint32_t *lens, int from, bool is_set,
+                           int *flags, int64_t *exp_ms)
+{
+    int f = 0;
+    int exp_i = -1;
+    for (int j = from; j < argc; j++) {
+        const char *o = argv[j];
+        uint32_t n = lens[j];
+        bool next = j + 1 < argc;
+        if (util_eq(o, n, "nx") && !(f & SETF_XX) && is_set) {
+            f |= SETF_NX;
+        } else if (util_eq(o, n, "xx") && !(f & SETF_NX) && is_set) {
+            f |= SETF_XX;
+        } else if (util_eq(o, n, "get") && is_set) {
+            f |= SETF_GET;
+        } else if (util_eq(o, n, "keepttl") && !(f & SETF_PERSIST) && !(f & SETF_ANYEXP) &&
+                   is_set) {
+            f |= SETF_KEEPTTL;
+        } else if (util_eq(o, n, "persist") && !is_set && !(f & SETF_ANYEXP) &&
+                   !(f & SETF_KEEPTTL)) {
+            f |= SETF_PERSIST;
+        } else if (util_eq(o, n, "ex") && !(f & SETF_KEEPTTL) && !(f & SETF_PERSIST) &&
+                   !(f & SETF_EXAT) && !(f & SETF_PX) && !(f & SETF_PXAT) && next) {
+            f |= SETF_EX;
+            exp_i = ++j;
+        } else if (util_eq(o, n, "px") && !(f & SETF_KEEPTTL) && !(f & SETF_PERSIST) &&
+                   !(f & SETF_EX) && !(f & SETF_EXAT) && !(f & SETF_PXAT) && next) {
+            f |= SETF_PX;
+            exp_i = ++j;
+        } else if (util_eq(o, n, "exat") && !(f & SETF_KEEPTTL) && !(f & SETF_PERSIST) &&
+                   !(f & SETF_EX) && !(f & SETF_PX) && !(f & SETF_PXAT) && next) {
+            f |= SETF_EXAT;
+            exp_i = ++j;
+        } else if (util_eq(o, n, "pxat") && !(f & SETF_KEEPTTL) && !(f & SETF_PERSIST) &&
+                   !(f & SETF_EX) && !(f & SETF_EXAT) && !(f & SETF_PX) && next) {
+            f |= SETF_PXAT;
+            exp_i = ++j;
+        } else {
+            conn_error(c, E_SYNTAX);
+            return false;
+        }
+    }
+    *flags = f;
+    *exp_ms = 0;
+    if (exp_i >= 0) {
+        long long ms;
+        if (!arg_ll(c, argv[exp_i], lens[exp_i], &ms)) {
+            return false;
+        }
+        bool secs = (f & (SETF_EX | SETF_EXAT)) != 0;
+        if (ms <= 0 || (secs && ms > LLONG_MAX / 1000)) {
+            conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+            return false;
+        }
+        if (secs) {
+            ms *= 1000;
+        }
+        if (f & (SETF_EX | SETF_PX)) {
+            int64_t now = cudis_now_ms();
+            if (ms > LLONG_MAX - now) {
+                conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+                return false;
+            }
+            ms += now;
+        }
+        *exp_ms = ms;
+    }
+    return true;
+}
+
+static void rp_set(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (res_failed(c, r)) {
+        return;
+    }
+    if (p->a & SETF_GET) {
+        reply_value(c, b, r);
+    } else if (r->flags & CUDIS_R_DONE) {
+        reply_ok(c);
+    } else {
+        resp_null(&c->out, c->proto);
+    }
+}
+
+static uint16_t op_set_flags(int f)
+{
+    uint16_t o = 0;
+    if (f & SETF_NX) {
+        o |= CUDIS_F_NX;
+    }
+    if (f & SETF_XX) {
+        o |= CUDIS_F_XX;
+    }
+    if (f & SETF_GET) {
+        o |= CUDIS_F_GET;
+    }
+    if (f & SETF_KEEPTTL) {
+        o |= CUDIS_F_KEEPTTL;
+    }
+    return o;
+}
+
+void cmd_set(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    int f;
+    int64_t exp;
+    if (!parse_set_opts(c, argc, argv, lens, 3, true, &f, &exp)) {
+        return;
+    }
+    pend *p = queue1(c, CUDIS_OP_SET, op_set_flags(f), argv, lens, argv[2], lens[2], 0, exp, true,
+                     rp_set);
+    p->a = f;
+}
+
+static void rp_setnx(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (!res_failed(c, r)) {
+        resp_int(&c->out, (r->flags & CUDIS_R_DONE) ? 1 : 0);
+    }
+}
+
+void cmd_setnx(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    queue1(c, CUDIS_OP_SET, CUDIS_F_NX, argv, lens, argv[2], lens[2], 0, 0, true, rp_setnx);
+}
+
+static void setex_generic(conn *c, char **argv, uint32_t *lens, bool secs)
+{
+    long long ms;
+    if (!arg_ll(c, argv[2], lens[2], &ms)) {
+        return;
+    }
+    if (ms <= 0 || (secs && ms > LLONG_MAX / 1000)) {
+        conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+        return;
+    }
+    if (secs) {
+        ms *= 1000;
+    }
+    int64_t now = cudis_now_ms();
+    if (ms > LLONG_MAX - now) {
+        conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+        return;
+    }
+    pend *p = queue1(c, CUDIS_OP_SET, 0, argv, lens, argv[3], lens[3], 0, ms + now, true, rp_set);
+    p->a = 0;
+}
+
+void cmd_setex(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    setex_generic(c, argv, lens, true);
+}
+
+void cmd_psetex(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    setex_generic(c, argv, lens, false);
+}
+
+void cmd_getset(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    pend *p =
+        queue1(c, CUDIS_OP_SET, CUDIS_F_GET, argv, lens, argv[2], lens[2], 0, 0, true, rp_set);
+    p->a = SETF_GET;
+}
+
+void cmd_getex(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    int f;
+    int64_t exp;
+    if (!parse_set_opts(c, argc, argv, lens, 2, false, &f, &exp)) {
+        return;
+    }
+    uint16_t of = 0;
+    if (f & SETF_PERSIST) {
+        of = CUDIS_F_PERSIST;
+    } else if (f & SETF_ANYEXP) {
+        of = CUDIS_F_SETEXP;
+    }
+    queue1(c, CUDIS_OP_GET, of, argv, lens, NULL, 0, 0, exp, of != 0, rp_get);
+}
+
+/* Indices of the keys of a key/value list, keeping the last of duplicates. */
+static int unique_pairs(int argc, char **argv, uint32_t *lens, int *idx)
+{
+    int n = 0;
+    for (int i = argc - 2; i >= 1; i -= 2) {
+        bool dup = false;
+        for (int k = 0; k < n && !dup; k++) {
+            dup = lens[idx[k]] == lens[i] && !memcmp(argv[idx[k]], argv[i], lens[i]);
+        }
+        if (!dup) {
+            idx[n++] = i;
+        }
+    }
+    return n;
+}
+
+static void rp_ok_all(conn *c, pend *p, const cudis_batch *b)
+{
+    for (uint32_t k = 0; k < p->nops; k++) {
+        if (RES(b, p, k)->status != CUDIS_OK) {
+            reply_engine_error(c, RES(b, p, k)->status);
+            return;
+        }
+    }
+    reply_ok(c);
+}
+
+void cmd_mset(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    if (argc % 2 == 0) {
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur_cmd->fullname);
+        return;
+    }
+    int *idx = malloc(sizeof(int) * (size_t)argc);
+    int n = unique_pairs(argc, argv, lens, idx);
+    batcher *b = &c->lp->b;
+    for (int k = 0; k < n; k++) {
+        if (batch_conflicts(b, argv[idx[k]], lens[idx[k]], true)) {
+            loop_flush(c->lp, SEAL_CONFLICT);
+            break;
+        }
+    }
+    uint32_t op0 = b->nops;
+    for (int k = n - 1; k >= 0; k--) {
+        int i = idx[k];
+        batch_add_op(b, CUDIS_OP_SET, 0, argv[i], lens[i], argv[i + 1], lens[i + 1], 0, 0, true);
+    }
+    if (n > 1) {
+        b->exclusive = true;
+    }
+    free(idx);
+    batch_add_pend(b, c, rp_ok_all, op0, (uint32_t)n);
+}
+
+void cmd_msetnx(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    if (argc % 2 == 0) {
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur_cmd->fullname);
+        return;
+    }
+    int *idx = malloc(sizeof(int) * (size_t)argc);
+    int n = unique_pairs(argc, argv, lens, idx);
+    batcher *b = &c->lp->b;
+    for (int k = 0; k < n; k++) {
+        batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[idx[k]], lens[idx[k]], NULL, 0, 0, 0, false);
+    }
+    run_alone(c);
+    bool any = false;
+    for (int k = 0; k < n; k++) {
+        any = any || (b->res[k].flags & CUDIS_R_FOUND);
+    }
+    batch_reset(b);
+    if (any) {
+        free(idx);
+        resp_int(&c->out, 0);
+        return;
+    }
+    for (int k = n - 1; k >= 0; k--) {
+        int i = idx[k];
+        batch_add_op(b, CUDIS_OP_SET, 0, argv[i], lens[i], argv[i + 1], lens[i + 1], 0, 0, true);
+    }
+    free(idx);
+    run_alone(c);
+    int err = 0;
+    for (int k = 0; k < n; k++) {
+        if (b->res[k].status != CUDIS_OK) {
+            err = b->res[k].status;
+        }
+    }
+    batch_reset(b);
+    if (err) {
+        reply_engine_error(c, err);
+    } else {
+        resp_int(&c->out, 1);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Read-modify-write
+ * ---------------------------------------------------------------------- */
+
+static void rp_num(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (!res_failed(c, r)) {
+        resp_int(&c->out, r->num);
+    }
+}
+
+void cmd_append(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    if (lens[2] > srv.cfg.proto_max_bulk_len) {
+        conn_error(c, E_BIGSTR);
+        return;
+    }
+    queue1(c, CUDIS_OP_APPEND, 0, argv, lens, argv[2], lens[2], 0, 0, true, rp_num);
+}
+
+void cmd_setrange(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    long long off;
+    if (!arg_ll(c, argv[2], lens[2], &off)) {
+        return;
+    }
+    if (off < 0) {
+        conn_error(c, "ERR offset is out of range");
+        return;
+    }
+    if (lens[3] > 0 && off + (long long)lens[3] > srv.cfg.proto_max_bulk_len) {
+        conn_error(c, E_BIGSTR);
+        return;
+    }
+    queue1(c, CUDIS_OP_SETRANGE, 0, argv, lens, argv[3], lens[3], off, 0, true, rp_num);
+}
+
+static void incr_generic(conn *c, char **argv, uint32_t *lens, long long d)
+{
+    queue1(c, CUDIS_OP_INCRBY, 0, argv, lens, NULL, 0, d, 0, true, rp_num);
+}
+
+void cmd_incr(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    incr_generic(c, argv, lens, 1);
+}
+
+void cmd_decr(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    incr_generic(c, argv, lens, -1);
+}
+
+void cmd_incrby(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    long long d;
+    if (arg_ll(c, argv[2], lens[2], &d)) {
+        incr_generic(c, argv, lens, d);
+    }
+}
+
+void cmd_decrby(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    long long d;
+    if (!arg_ll(c, argv[2], lens[2], &d)) {
+        return;
+    }
+    if (d == LLONG_MIN) {
+        conn_error(c, "ERR decrement would overflow");
+        return;
+    }
+    incr_generic(c, argv, lens, -d);
+}
+
+void cmd_incrbyfloat(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    batcher *b = &c->lp->b;
+    batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    run_alone(c);
+    cudis_result r = b->res[0];
+    long double v = 0, incr;
+    bool ok = true;
+    if (r.status != CUDIS_OK) {
+        batch_reset(b);
+        reply_engine_error(c, r.status);
+        return;
+    }
+    if (r.flags & CUDIS_R_VALUE) {
+        ok = util_str2ld((const char *)b->out + r.val_off, r.val_len, &v);
+    }
+    batch_reset(b);
+    if (!ok || !util_str2ld(argv[2], lens[2], &incr)) {
+        conn_error(c, "ERR value is not a valid float");
+        return;
+    }
+    v += incr;
+    if (isnan(v) || isinf(v)) {
+        conn_error(c, "ERR increment would produce NaN or Infinity");
+        return;
+    }
+    char buf[5 * 1024];
+    int n = util_ld2str(buf, sizeof(buf), v);
+    batch_add_op(b, CUDIS_OP_SET, CUDIS_F_KEEPTTL, argv[1], lens[1], buf, (uint32_t)n, 0, 0, true);
+    run_alone(c);
+    int st = b->res[0].status;
+    batch_reset(b);
+    if (st != CUDIS_OK) {
+        reply_engine_error(c, st);
+        return;
+    }
+    resp_bulk(&c->out, buf, (size_t)n);
+}
+
+/* ------------------------------------------------------------------------
+ * DEL, EXISTS, TOUCH, TYPE
+ * ---------------------------------------------------------------------- */
+
+static void rp_count(conn *c, pend *p, const cudis_batch *b)
+{
+    long long n = 0;
+    uint32_t flag = (uint32_t)p->a;
+    for (uint32_t k = 0; k < p->nops; k++) {
+        const cudis_result *r = RES(b, p, k);
+        if (r->status != CUDIS_OK) {
+            reply_engine_error(c, r->status);
+            return;
+        }
+        if (r->flags & flag) {
+            n++;
+        }
+    }
+    resp_int(&c->out, n);
+}
+
+void cmd_del(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    batcher *b = &c->lp->b;
+    make_room(c, argc - 1, argv + 1, lens + 1, 1, true);
+    uint32_t op0 = b->nops, n = 0;
+    for (int i = 1; i < argc; i++) {
+        bool dup = false;
+        for (int k = 1; k < i && !dup; k++) {
+            dup = lens[k] == lens[i] && !memcmp(argv[k], argv[i], lens[i]);
+        }
+        if (!dup) {
+            batch_add_op(b, CUDIS_OP_DEL, 0, argv[i], lens[i], NULL, 0, 0, 0, true);
+            n++;
+        }
+    }
+    if (n > 1) {
+        b->exclusive = true;
+    }
+    pend *p = batch_add_pend(b, c, rp_count, op0, n);
+    p->a = CUDIS_R_DONE;
+}
+
+static void exists_generic(conn *c, int argc, char **argv, uint32_t *lens, uint16_t flags)
+{
+    batcher *b = &c->lp->b;
+    make_room(c, argc - 1, argv + 1, lens + 1, 1, false);
+    uint32_t op0 = b->nops;
+    for (int i = 1; i < argc; i++) {
+        batch_add_op(b, CUDIS_OP_EXISTS, flags, argv[i], lens[i], NULL, 0, 0, 0, false);
+    }
+    if (argc > 2) {
+        b->exclusive = true;
+    }
+    pend *p = batch_add_pend(b, c, rp_count, op0, (uint32_t)(argc - 1));
+    p->a = CUDIS_R_FOUND;
+}
+
+void cmd_exists(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    exists_generic(c, argc, argv, lens, 0);
+}
+
+void cmd_touch(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    exists_generic(c, argc, argv, lens, CUDIS_F_TOUCH);
+}
+
+static void rp_type(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (!res_failed(c, r)) {
+        resp_status(&c->out, (r->flags & CUDIS_R_FOUND) ? "string" : "none");
+    }
+}
+
+void cmd_type(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    queue1(c, CUDIS_OP_EXISTS, 0, argv, lens, NULL, 0, 0, 0, false, rp_type);
+}
+
+/* ------------------------------------------------------------------------
+ * Expiry
+ * ---------------------------------------------------------------------- */
+
+static void rp_done01(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (!res_failed(c, r)) {
+        resp_int(&c->out, (r->flags & CUDIS_R_DONE) ? 1 : 0);
+    }
+}
+
+static void expire_generic(conn *c, int argc, char **argv, uint32_t *lens, int64_t base, bool secs)
+{
+    uint16_t f = 0;
+    for (int j = 3; j < argc; j++) {
+        if (util_eq(argv[j], lens[j], "nx")) {
+            f |= CUDIS_F_NX;
+        } else if (util_eq(argv[j], lens[j], "xx")) {
+            f |= CUDIS_F_XX;
+        } else if (util_eq(argv[j], lens[j], "gt")) {
+            f |= CUDIS_F_GT;
+        } else if (util_eq(argv[j], lens[j], "lt")) {
+            f |= CUDIS_F_LT;
+        } else {
+            conn_errorf(c, "ERR Unsupported option %.*s", (int)lens[j], argv[j]);
+            return;
+        }
+    }
+    if ((f & CUDIS_F_NX) && (f & (CUDIS_F_XX | CUDIS_F_GT | CUDIS_F_LT))) {
+        conn_error(c, "ERR NX and XX, GT or LT options at the same time are not compatible");
+        return;
+    }
+    if ((f & CUDIS_F_GT) && (f & CUDIS_F_LT)) {
+        conn_error(c, "ERR GT and LT options at the same time are not compatible");
+        return;
+    }
+    long long when;
+    if (!arg_ll(c, argv[2], lens[2], &when)) {
+        return;
+    }
+    if (secs) {
+        if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) {
+            conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+            return;
+        }
+        when *= 1000;
+    }
+    if (when > LLONG_MAX - base) {
+        conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+        return;
+    }
+    when += base;
+    /* 0 means "no expiry" to the engine; any time <= now deletes. */
+    if (when <= 0) {
+        when = -1;
+    }
+    queue1(c, CUDIS_OP_EXPIRE, f, argv, lens, NULL, 0, 0, when, true, rp_done01);
+}
+
+void cmd_expire(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    expire_generic(c, argc, argv, lens, cudis_now_ms(), true);
+}
+
+void cmd_pexpire(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    expire_generic(c, argc, argv, lens, cudis_now_ms(), false);
+}
+
+void cmd_expireat(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    expire_generic(c, argc, argv, lens, 0, true);
+}
+
+void cmd_pexpireat(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    expire_generic(c, argc, argv, lens, 0, false);
+}
+
+enum { TTL_S = 0, TTL_MS, TTL_AT_S, TTL_AT_MS };
+
+static void rp_ttl(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (res_failed(c, r)) {
+        return;
+    }
+    if (!(r->flags & CUDIS_R_FOUND)) {
+        resp_int(&c->out, -2);
+        return;
+    }
+    if (r->num == -1) {
+        resp_int(&c->out, -1);
+        return;
+    }
+    long long e = r->num, ttl = e - b->now_ms;
+    if (ttl < 0) {
+        ttl = 0;
+    }
+    switch (p->a) {
+    case TTL_S: resp_int(&c->out, (ttl + 500) / 1000); break;
+    case TTL_MS: resp_int(&c->out, ttl); break;
+    case TTL_AT_S: resp_int(&c->out, e / 1000); break;
+    default: resp_int(&c->out, e); break;
+    }
+}
+
+static void ttl_generic(conn *c, char **argv, uint32_t *lens, int kind)
+{
+    pend *p = queue1(c, CUDIS_OP_TTL, 0, argv, lens, NULL, 0, 0, 0, false, rp_ttl);
+    p->a = kind;
+}
+
+void cmd_ttl(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    ttl_generic(c, argv, lens, TTL_S);
+}
+
+void cmd_pttl(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    ttl_generic(c, argv, lens, TTL_MS);
+}
+
+void cmd_expiretime(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    ttl_generic(c, argv, lens, TTL_AT_S);
+}
+
+void cmd_pexpiretime(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    ttl_generic(c, argv, lens, TTL_AT_MS);
+}
+
+void cmd_persist(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    queue1(c, CUDIS_OP_PERSIST, 0, argv, lens, NULL, 0, 0, 0, true, rp_done01);
+}
+
+/* ------------------------------------------------------------------------
+ * MEMORY USAGE (batched read)
+ * ---------------------------------------------------------------------- */
+
+static void rp_memusage(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (res_failed(c, r)) {
+        return;
+    }
+    if (!(r->flags & CUDIS_R_VALUE)) {
+        resp_null(&c->out, c->proto);
+        return;
+    }
+    /* key + value + item header and index slot, rounded like an allocator */
+    long long n = (long long)b->ops[p->op0].key_len + r->val_len + 32;
+    n = (n + 15) & ~15LL;
+    resp_int(&c->out, n);
+}
+
+void cmd_memory_usage(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    for (int j = 3; j < argc; j++) {
+        long long s;
+        if (util_eq(argv[j], lens[j], "samples") && j + 1 < argc) {
+            if (!arg_ll(c, argv[j + 1], lens[j + 1], &s)) {
+                return;
+            }
+            j++;
+        } else {
+            conn_error(c, E_SYNTAX);
+            return;
+        }
+    }
+    char *kv[2] = {argv[0], argv[2]};
+    uint32_t kl[2] = {lens[0], lens[2]};
+    queue1(c, CUDIS_OP_GET, 0, kv, kl, NULL, 0, 0, 0, false, rp_memusage);
+}
+
+/* ------------------------------------------------------------------------
+ * RENAME, keyspace-wide commands (run alone)
+ * ---------------------------------------------------------------------- */
+
+static void rename_generic(conn *c, char **argv, uint32_t *lens, bool nx)
+{
+    batcher *b = &c->lp->b;
+    batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    run_alone(c);
+    cudis_result r = b->res[0];
+    if (r.status != CUDIS_OK) {
+        batch_reset(b);
+        reply_engine_error(c, r.status);
+        return;
+    }
+    if (!(r.flags & CUDIS_R_VALUE)) {
+        batch_reset(b);
+        conn_error(c, "ERR no such key");
+        return;
+    }
+    if (lens[1] == lens[2] && !memcmp(argv[1], argv[2], lens[1])) {
+        batch_reset(b);
+        if (nx) {
+            resp_int(&c->out, 0);
+        } else {
+            reply_ok(c);
+        }
+        return;
+    }
+    char *val = malloc(r.val_len ? r.val_len : 1);
+    memcpy(val, b->out + r.val_off, r.val_len);
+    uint32_t vlen = r.val_len;
+    int64_t exp = r.num == -1 ? 0 : r.num;
+    batch_reset(b);
+    if (nx) {
+        batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[2], lens[2], NULL, 0, 0, 0, false);
+        run_alone(c);
+        bool found = b->res[0].flags & CUDIS_R_FOUND;
+        batch_reset(b);
+        if (found) {
+            free(val);
+            resp_int(&c->out, 0);
+            return;
+        }
+    }
+    batch_add_op(b, CUDIS_OP_SET, 0, argv[2], lens[2], val, vlen, 0, exp, true);
+    run_alone(c);
+    int st = b->res[0].status;
+    batch_reset(b);
+    free(val);
+    if (st != CUDIS_OK) {
+        reply_engine_error(c, st);
+        return;
+    }
+    batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
+    run_alone(c);
+    batch_reset(b);
+    if (nx) {
+        resp_int(&c->out, 1);
+    } else {
+        reply_ok(c);
+    }
+}
+
+void cmd_rename(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    rename_generic(c, argv, lens, false);
+}
+
+void cmd_renamenx(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    rename_generic(c, argv, lens, true);
+}
+
+void cmd_dbsize(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    (void)argv;
+    (void)lens;
+    cudis_stats st;
+    engine_stats(srv.eng, &st);
+    resp_int(&c->out, (long long)st.items);
+}
+
+void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    if (argc > 2 || (argc == 2 && !util_eq(argv[1], lens[1], "sync") &&
+                     !util_eq(argv[1], lens[1], "async"))) {
+        conn_error(c, E_SYNTAX);
+        return;
+    }
+    int rc = engine_flush(srv.eng);
+    if (rc != CUDIS_OK) {
+        reply_engine_error(c, rc);
+        return;
+    }
+    reply_ok(c);
+}
+
+typedef struct scan_ctx {
+    sbuf keys;
+    long n;
+    const char *pat;
+    uint32_t plen;
+    bool all;
+    bool none; /* TYPE other than string */
+} scan_ctx;
+
+static int scan_collect(void *arg, const uint8_t *key, uint32_t len, int64_t exp)
+{
+    (void)exp;
+    scan_ctx *s = arg;
+    if (s->none) {
+        return 0;
+    }
+    if (!s->all && !util_glob_match(s->pat, s->plen, (const char *)key, len, false)) {
+        return 0;
+    }
+    resp_bulk(&s->keys, key, len);
+    s->n++;
+    return 0;
+}
+
+void cmd_keys(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    scan_ctx s = {.pat = argv[1], .plen = lens[1]};
+    s.all = lens[1] == 1 && argv[1][0] == '*';
+    uint64_t cur = 0;
+    int64_t now = cudis_now_ms();
+    do {
+        uint64_t next = 0;
+        if (engine_scan(srv.eng, cur, 4096, now, scan_collect, &s, &next) != CUDIS_OK) {
+            break;
+        }
+        cur = next;
+    } while (cur != 0);
+    resp_array(&c->out, s.n);
+    sbuf_add(&c->out, s.keys.p, s.keys.len);
+    sbuf_free(&s.keys);
+}
+
+void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    char tmp[32];
+    if (lens[1] >= sizeof(tmp)) {
+        conn_error(c, "ERR invalid cursor");
+        return;
+    }
+    memcpy(tmp, argv[1], lens[1]);
+    tmp[lens[1]] = '\0';
+    char *end;
+    errno = 0;
+    unsigned long long cur = strtoull(tmp, &end, 10);
+    if (lens[1] == 0 || *end != '\0' || errno == ERANGE || tmp[0] == '-') {
+        conn_error(c, "ERR invalid cursor");
+        return;
+    }
+    long long count = 10;
+    scan_ctx s = {.all = true};
+    for (int j = 2; j < argc; j++) {
+        bool more = j + 1 < argc;
+        if (util_eq(argv[j], lens[j], "count") && more) {
+            if (!arg_ll(c, argv[j + 1], lens[j + 1], &count)) {
+                return;
+            }
+            if (count < 1) {
+                conn_error(c, E_SYNTAX);
+                return;
+            }
+            j++;
+        } else if (util_eq(argv[j], lens[j], "match") && more) {
+            s.pat = argv[j + 1];
+            s.plen = lens[j + 1];
+            s.all = s.plen == 1 && s.pat[0] == '*';
+            j++;
+        } else if (util_eq(argv[j], lens[j], "type") && more) {
+            s.none = !util_eq(argv[j + 1], lens[j + 1], "string");
+            j++;
+        } else {
+            conn_error(c, E_SYNTAX);
+            return;
+        }
+    }
+    uint64_t next = 0;
+    int rc = engine_scan(srv.eng, cur, (uint32_t)(count > 1000000 ? 1000000 : count),
+                         cudis_now_ms(), scan_collect, &s, &next);
+    if (rc != CUDIS_OK) {
+        sbuf_free(&s.keys);
+        reply_engine_error(c, rc);
+        return;
+    }
+    resp_array(&c->out, 2);
+    resp_bulk_ll(&c->out, (long long)next);
+    resp_array(&c->out, s.n);
+    sbuf_add(&c->out, s.keys.p, s.keys.len);
+    sbuf_free(&s.keys);
+}
+
+void cmd_randomkey(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    (void)argv;
+    (void)lens;
+    uint32_t cap = 4096, len = 0;
+    uint8_t *buf = malloc(cap);
+    int rc = engine_random_key(srv.eng, cudis_now_ms(), buf, cap, &len);
+    if (rc == CUDIS_E_OUTBUF) {
+        cap = len + 1;
+        buf = realloc(buf, cap);
+        rc = engine_random_key(srv.eng, cudis_now_ms(), buf, cap, &len);
+    }
+    if (rc == 1) {
+        resp_bulk(&c->out, buf, len);
+    } else if (rc == 0) {
+        resp_null(&c->out, c->proto);
+    } else {
+        reply_engine_error(c, rc);
+    }
+    free(buf);
+}

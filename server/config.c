@@ -1,0 +1,422 @@
+/*
+ * config.c - the option table and everything that reads it: defaults,
+ * config file and command-line parsing, CONFIG GET/SET values, --help and
+ * the generated conf/cudis.conf.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define OFF(f) offsetof(srv_config, f)
+#define GB (1024LL * 1024 * 1024)
+#define MB (1024LL * 1024)
+
+/* clang-format off */
+const config_option config_table[] = {
+    {"bind", OPT_STR, "127.0.0.1 -::1", 0, 0, NULL, false, OFF(bind),
+     "Addresses to listen on, space separated; a leading '-' marks an address that may be unavailable."},
+    {"port", OPT_INT, "6379", 0, 65535, NULL, false, OFF(port),
+     "TCP port to accept connections on (0 disables TCP)."},
+    {"tcp-backlog", OPT_INT, "511", 1, INT_MAX, NULL, false, OFF(tcp_backlog),
+     "Backlog of the listen() calls."},
+    {"unixsocket", OPT_STR, "", 0, 0, NULL, false, OFF(unixsocket),
+     "Path of a unix socket to listen on as well (empty: none)."},
+    {"unixsocketperm", OPT_OCTAL, "0", 0, 0777, NULL, false, OFF(unixsocketperm),
+     "Permission bits of the unix socket, in octal (0 leaves the umask's)."},
+    {"protected-mode", OPT_BOOL, "yes", 0, 0, NULL, true, OFF(protected_mode),
+     "When yes and no password is set, only loopback and unix socket clients may run commands."},
+    {"requirepass", OPT_STR, "", 0, 0, NULL, true, OFF(requirepass),
+     "Password clients must give with AUTH or HELLO before other commands (empty: none)."},
+    {"maxclients", OPT_INT, "10000", 1, 1000000, NULL, true, OFF(maxclients),
+     "Most clients connected at once; more are refused with an error."},
+    {"timeout", OPT_INT, "0", 0, INT_MAX, NULL, true, OFF(timeout),
+     "Close a client idle for this many seconds (0: never)."},
+    {"tcp-keepalive", OPT_INT, "300", 0, INT_MAX, NULL, true, OFF(tcp_keepalive),
+     "TCP keepalive interval in seconds for client sockets (0: off)."},
+    {"maxmemory", OPT_MEM, "256mb", 1 * MB, LLONG_MAX, NULL, false, OFF(maxmemory),
+     "Memory budget of the engine (index, keys, values); the cache evicts to stay within it."},
+    {"engine", OPT_ENUM, "auto", 0, 0, "auto|cpu|gpu|lru|fifo|lfu|null", false, OFF(engine),
+     "Store behind the server: auto picks gpu when a usable CUDA device exists, else cpu."},
+    {"engine-threads", OPT_INT, "1", 1, 256, NULL, false, OFF(engine_threads),
+     "Worker threads the cpu engine uses to split one batch."},
+    {"engine-ways", OPT_INT, "8", 4, 16, NULL, false, OFF(engine_ways),
+     "Slots per bucket of the cuckoo cache table: 4, 8 or 16."},
+    {"io-threads", OPT_INT, "1", 1, 64, NULL, false, OFF(io_threads),
+     "Event loops (threads) serving client connections."},
+    {"batch-max-ops", OPT_INT, "1024", 1, 1048576, NULL, true, OFF(batch_max_ops),
+     "Most operations in one engine batch; a full batch is executed at once."},
+    {"batch-max-wait-us", OPT_INT, "200", 0, 1000000, NULL, true, OFF(batch_max_wait_us),
+     "Longest time a request may wait for its batch to fill while more input keeps arriving."},
+    {"proto-max-bulk-len", OPT_MEM, "512mb", 1 * MB, 4 * GB - 1, NULL, true, OFF(proto_max_bulk_len),
+     "Longest bulk string (key or value) a request may carry."},
+    {"client-query-buffer-limit", OPT_MEM, "1gb", 1 * MB, LLONG_MAX, NULL, true,
+     OFF(client_query_buffer_limit),
+     "Most unparsed input buffered for one client; a client over it is disconnected."},
+    {"client-output-buffer-limit", OPT_COBL, "normal 0 0 0 replica 256mb 64mb 60 pubsub 32mb 8mb 60",
+     0, 0, NULL, true, OFF(client_output_buffer_limit),
+     "Per class: hard limit, soft limit, soft seconds of pending replies; a client over them is disconnected (0: none)."},
+    {"logfile", OPT_STR, "", 0, 0, NULL, false, OFF(logfile),
+     "Log file path (empty: standard output, or /dev/null when daemonized)."},
+    {"loglevel", OPT_ENUM, "notice", 0, 0, "debug|verbose|notice|warning|nothing", true, OFF(loglevel),
+     "Least severe log level written."},
+    {"daemonize", OPT_BOOL, "no", 0, 0, NULL, false, OFF(daemonize),
+     "Run in the background, detached from the terminal."},
+    {"pidfile", OPT_STR, "", 0, 0, NULL, false, OFF(pidfile),
+     "File to write the process id to at start and remove at exit (empty: none)."},
+    {"hz", OPT_INT, "10", 1, 500, NULL, true, OFF(hz),
+     "Background tasks per second: idle timeouts, output limits, expired key sweeps."},
+    {"databases", OPT_INT, "1", 1, 1, NULL, false, OFF(databases),
+     "Number of databases; cudis has one (SELECT 0 only)."},
+    {"save", OPT_STR, "", 0, 0, NULL, true, OFF(save),
+     "Accepted for compatibility; cudis is a cache and never persists data."},
+    {"appendonly", OPT_ENUM, "no", 0, 0, "no", false, OFF(appendonly),
+     "Accepted for compatibility; always no (no persistence)."},
+};
+/* clang-format on */
+
+const size_t config_table_len = sizeof(config_table) / sizeof(config_table[0]);
+
+static const char *cobl_class_names[3] = {"normal", "slave", "pubsub"};
+static long long cobl_vals[3][3]; /* parsed limits, per class: hard, soft, secs */
+
+const config_option *config_find(const char *name)
+{
+    for (size_t i = 0; i < config_table_len; i++) {
+        if (!strcasecmp(config_table[i].name, name)) {
+            return &config_table[i];
+        }
+    }
+    return NULL;
+}
+
+static void *field(srv_config *c, const config_option *o)
+{
+    return (char *)c + o->off;
+}
+
+static const void *cfield(const srv_config *c, const config_option *o)
+{
+    return (const char *)c + o->off;
+}
+
+void config_defaults(srv_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    char err[256];
+    for (size_t i = 0; i < config_table_len; i++) {
+        if (config_set(c, &config_table[i], config_table[i].def, false, err, sizeof(err)) != 0) {
+            fprintf(stderr, "bad default for %s: %s\n", config_table[i].name, err);
+            abort();
+        }
+    }
+}
+
+void config_free(srv_config *c)
+{
+    for (size_t i = 0; i < config_table_len; i++) {
+        const config_option *o = &config_table[i];
+        if (o->type == OPT_STR || o->type == OPT_ENUM || o->type == OPT_COBL) {
+            char **s = field(c, o);
+            free(*s);
+            *s = NULL;
+        }
+    }
+}
+
+static int parse_cobl(srv_config *c, const char *val, char *err, size_t errlen)
+{
+    char *copy = strdup(val);
+    char *tok[64];
+    int n = 0;
+    for (char *s = strtok(copy, " \t"); s != NULL && n < 64; s = strtok(NULL, " \t")) {
+        tok[n++] = s;
+    }
+    long long vals[3][3];
+    memcpy(vals, cobl_vals, sizeof(vals));
+    int rc = 0;
+    if (n % 4 != 0 || n == 0) {
+        snprintf(err, errlen, "Wrong number of arguments in buffer limit configuration.");
+        rc = -1;
+    }
+    for (int i = 0; rc == 0 && i < n; i += 4) {
+        int cls = -1;
+        if (!strcasecmp(tok[i], "normal")) {
+            cls = 0;
+        } else if (!strcasecmp(tok[i], "replica") || !strcasecmp(tok[i], "slave")) {
+            cls = 1;
+        } else if (!strcasecmp(tok[i], "pubsub")) {
+            cls = 2;
+        }
+        if (cls < 0) {
+            snprintf(err, errlen, "Invalid client class specified in buffer limit configuration.");
+            rc = -1;
+            break;
+        }
+        long long h, s, secs;
+        if (!util_parse_memory(tok[i + 1], &h) || !util_parse_memory(tok[i + 2], &s) ||
+            !util_str2ll(tok[i + 3], strlen(tok[i + 3]), &secs) || h < 0 || s < 0 || secs < 0) {
+            snprintf(err, errlen,
+                     "Error in hard, soft or soft_seconds setting in buffer limit configuration.");
+            rc = -1;
+            break;
+        }
+        vals[cls][0] = h;
+        vals[cls][1] = s;
+        vals[cls][2] = secs;
+    }
+    free(copy);
+    if (rc != 0) {
+        return rc;
+    }
+    memcpy(cobl_vals, vals, sizeof(vals));
+    sbuf b = {0};
+    for (int i = 0; i < 3; i++) {
+        sbuf_printf(&b, "%s%s %lld %lld %lld", i ? " " : "", cobl_class_names[i], vals[i][0],
+                    vals[i][1], vals[i][2]);
+    }
+    sbuf_add(&b, "", 1);
+    free(c->client_output_buffer_limit);
+    c->client_output_buffer_limit = b.p;
+    c->obuf_hard = vals[0][0];
+    c->obuf_soft = vals[0][1];
+    c->obuf_soft_secs = vals[0][2];
+    return 0;
+}
+
+int config_set(srv_config *c, const config_option *o, const char *val, bool at_runtime, char *err,
+               size_t errlen)
+{
+    if (at_runtime && !o->runtime) {
+        snprintf(err, errlen, "can't set immutable config");
+        return -1;
+    }
+    switch (o->type) {
+    case OPT_BOOL: {
+        bool *b = field(c, o);
+        if (!strcasecmp(val, "yes")) {
+            *b = true;
+        } else if (!strcasecmp(val, "no")) {
+            *b = false;
+        } else {
+            snprintf(err, errlen, "argument must be 'yes' or 'no'");
+            return -1;
+        }
+        return 0;
+    }
+    case OPT_INT:
+    case OPT_MEM:
+    case OPT_OCTAL: {
+        long long v;
+        bool ok;
+        if (o->type == OPT_MEM) {
+            ok = util_parse_memory(val, &v);
+        } else if (o->type == OPT_OCTAL) {
+            char *end;
+            errno = 0;
+            v = strtoll(val, &end, 8);
+            ok = *val != '\0' && *end == '\0' && errno == 0;
+        } else {
+            ok = util_str2ll(val, strlen(val), &v);
+        }
+        if (!ok) {
+            snprintf(err, errlen,
+                     o->type == OPT_MEM ? "argument must be a memory value"
+                                        : "argument couldn't be parsed into an integer");
+            return -1;
+        }
+        if (v < o->min || v > o->max) {
+            snprintf(err, errlen, "argument must be between %lld and %lld inclusive", o->min,
+                     o->max);
+            return -1;
+        }
+        if (!strcmp(o->name, "engine-ways") && v != 4 && v != 8 && v != 16) {
+            snprintf(err, errlen, "argument must be 4, 8 or 16");
+            return -1;
+        }
+        *(long long *)field(c, o) = v;
+        return 0;
+    }
+    case OPT_ENUM: {
+        const char *p = o->enum_vals;
+        size_t n = strlen(val);
+        while (p && *p) {
+            const char *bar = strchr(p, '|');
+            size_t len = bar ? (size_t)(bar - p) : strlen(p);
+            if (len == n && !strncasecmp(p, val, n)) {
+                char **s = field(c, o);
+                free(*s);
+                *s = strndup(p, len);
+                return 0;
+            }
+            p = bar ? bar + 1 : NULL;
+        }
+        sbuf b = {0};
+        sbuf_adds(&b, "argument(s) must be one of the following: ");
+        for (const char *q = o->enum_vals; *q; q++) {
+            if (*q == '|') {
+                sbuf_adds(&b, ", ");
+            } else {
+                sbuf_add(&b, q, 1);
+            }
+        }
+        sbuf_add(&b, "", 1);
+        snprintf(err, errlen, "%s", b.p);
+        sbuf_free(&b);
+        return -1;
+    }
+    case OPT_STR: {
+        char **s = field(c, o);
+        free(*s);
+        *s = strdup(val);
+        return 0;
+    }
+    case OPT_COBL:
+        return parse_cobl(c, val, err, errlen);
+    }
+    return -1;
+}
+
+void config_get(const srv_config *c, const config_option *o, sbuf *out)
+{
+    switch (o->type) {
+    case OPT_BOOL: sbuf_adds(out, *(const bool *)cfield(c, o) ? "yes" : "no"); break;
+    case OPT_INT:
+    case OPT_MEM: sbuf_printf(out, "%lld", *(const long long *)cfield(c, o)); break;
+    case OPT_OCTAL: sbuf_printf(out, "%llo", *(const long long *)cfield(c, o)); break;
+    case OPT_STR:
+    case OPT_ENUM:
+    case OPT_COBL: {
+        const char *s = *(char *const *)cfield(c, o);
+        sbuf_adds(out, s ? s : "");
+        break;
+    }
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Config text
+ * ---------------------------------------------------------------------- */
+
+int config_load_text(srv_config *c, const char *text, char *err, size_t errlen)
+{
+    char *copy = strdup(text);
+    char *save = NULL;
+    int lineno = 0, rc = 0;
+    char *argv[256];
+    uint32_t lens[256];
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        lineno++;
+        char orig[512];
+        snprintf(orig, sizeof(orig), "%s", line);
+        size_t ll = strlen(line);
+        while (ll > 0 && (line[ll - 1] == '\r' || line[ll - 1] == ' ' || line[ll - 1] == '\t')) {
+            line[--ll] = '\0';
+        }
+        char *p = line;
+        while (*p == ' ' || *p == '\t') {
+            p++;
+        }
+        if (*p == '#' || *p == '\0') {
+            continue;
+        }
+        int total = 0;
+        int n = util_split_inline(p, strlen(p), argv, lens, 256, &total);
+        const char *why = NULL;
+        char reason[256];
+        if (n < 0 || total > 256) {
+            why = "Unbalanced quotes in configuration line";
+        } else if (n >= 1) {
+            for (int i = 0; i < n; i++) {
+                argv[i][lens[i]] = '\0'; /* in-place split never grows: safe */
+            }
+            const config_option *o = config_find(argv[0]);
+            if (o == NULL || n < 2 ||
+                (n > 2 && o->type != OPT_STR && o->type != OPT_COBL) ||
+                (n > 2 && o->type == OPT_STR && strcmp(o->name, "bind") && strcmp(o->name, "save"))) {
+                why = "Bad directive or wrong number of arguments";
+            } else {
+                sbuf v = {0};
+                for (int i = 1; i < n; i++) {
+                    sbuf_printf(&v, "%s%s", i > 1 ? " " : "", argv[i]);
+                }
+                sbuf_add(&v, "", 1);
+                if (config_set(c, o, v.p, false, reason, sizeof(reason)) != 0) {
+                    why = reason;
+                }
+                sbuf_free(&v);
+            }
+        }
+        if (why != NULL) {
+            snprintf(err, errlen,
+                     "\n*** FATAL CONFIG FILE ERROR (cudis) ***\nReading the configuration file, at "
+                     "line %d\n>>> '%s'\n%s",
+                     lineno, orig, why);
+            rc = -1;
+            break;
+        }
+    }
+    free(copy);
+    return rc;
+}
+
+int config_load_file(srv_config *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        snprintf(err, errlen, "Fatal error, can't open config file '%s': %s", path,
+                 strerror(errno));
+        return -1;
+    }
+    sbuf b = {0};
+    char tmp[4096];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) {
+        sbuf_add(&b, tmp, n);
+    }
+    fclose(f);
+    sbuf_add(&b, "", 1);
+    int rc = config_load_text(c, b.p, err, errlen);
+    sbuf_free(&b);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------
+ * Help and the config file
+ * ---------------------------------------------------------------------- */
+
+void config_print_help(FILE *f)
+{
+    fprintf(f, "Usage: cudis-server [/path/to/cudis.conf] [--option value ...]\n"
+               "       cudis-server --help | --version | --print-conf\n\n"
+               "Options (file directives and --name value take the same names):\n");
+    for (size_t i = 0; i < config_table_len; i++) {
+        const config_option *o = &config_table[i];
+        fprintf(f, "  --%-28s default \"%s\"%s\n      %s\n", o->name, o->def,
+                o->runtime ? " (CONFIG SET)" : "", o->desc);
+    }
+}
+
+void config_write_conf(FILE *f)
+{
+    fprintf(f, "# cudis.conf - every option of cudis-server with its default.\n"
+               "# Generated from the server's option table (cudis-server --print-conf);\n"
+               "# tests/server checks that this file and the table agree.\n"
+               "# Start with: cudis-server conf/cudis.conf [--option value ...]\n"
+               "# Sizes accept Redis's units: 1k = 1000, 1kb = 1024, mb, gb likewise.\n");
+    for (size_t i = 0; i < config_table_len; i++) {
+        const config_option *o = &config_table[i];
+        fprintf(f, "\n# %s%s\n", o->desc, o->runtime ? " (CONFIG SET may change it.)" : "");
+        if (o->type == OPT_ENUM && strchr(o->enum_vals, '|')) {
+            fprintf(f, "# One of: %s\n", o->enum_vals);
+        }
+        if (o->def[0] == '\0') {
+            fprintf(f, "%s \"\"\n", o->name);
+        } else {
+            fprintf(f, "%s %s\n", o->name, o->def);
+        }
+    }
+}

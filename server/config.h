@@ -1,0 +1,101 @@
+/*
+ * config.h - the server's options: ONE declarative table (name, type,
+ * default, bounds, whether CONFIG SET may change it, one-line description)
+ * drives the config file parser, command-line --option value pairs,
+ * --help, CONFIG GET/SET and the generated conf/cudis.conf.
+ */
+#ifndef SERVER_CONFIG_H
+#define SERVER_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "util.h"
+
+typedef enum {
+    OPT_BOOL,  /* yes|no -> bool */
+    OPT_INT,   /* decimal -> long long, within [min, max] */
+    OPT_MEM,   /* memory size with b/k/kb/m/mb/g/gb -> long long bytes */
+    OPT_OCTAL, /* octal permission bits -> long long */
+    OPT_STR,   /* free text -> char * (owned) */
+    OPT_ENUM,  /* one of enum_vals ("a|b|c") -> char * */
+    OPT_COBL   /* client-output-buffer-limit classes -> char *, parsed to limits */
+} opt_type;
+
+typedef struct srv_config {
+    char *bind;
+    long long port;
+    char *unixsocket;
+    long long unixsocketperm;
+    bool protected_mode;
+    char *requirepass;
+    long long maxclients;
+    long long timeout;
+    long long tcp_keepalive;
+    long long tcp_backlog;
+    long long maxmemory;
+    char *engine;
+    long long engine_threads;
+    long long engine_ways;
+    long long io_threads;
+    long long batch_max_ops;
+    long long batch_max_wait_us;
+    long long proto_max_bulk_len;
+    long long client_query_buffer_limit;
+    char *client_output_buffer_limit;
+    char *logfile;
+    char *loglevel;
+    bool daemonize;
+    char *pidfile;
+    long long hz;
+    long long databases;
+    char *save;
+    char *appendonly;
+    /* derived from client_output_buffer_limit, class normal */
+    long long obuf_hard, obuf_soft, obuf_soft_secs;
+} srv_config;
+
+typedef struct config_option {
+    const char *name;
+    opt_type type;
+    const char *def;       /* default, as written in the config file */
+    long long min, max;    /* OPT_INT / OPT_MEM bounds */
+    const char *enum_vals; /* OPT_ENUM: "a|b|c" */
+    bool runtime;          /* CONFIG SET allowed */
+    size_t off;            /* field offset in srv_config */
+    const char *desc;      /* one sentence */
+} config_option;
+
+/* The table, and its length. */
+extern const config_option config_table[];
+extern const size_t config_table_len;
+
+/* Option by name (case-insensitive) or NULL. */
+const config_option *config_find(const char *name);
+
+/* Fill every option with its default. */
+void config_defaults(srv_config *c);
+void config_free(srv_config *c);
+
+/* Set one option from text; at_runtime refuses options that are not
+ * runtime-settable. Returns 0, or -1 with the reason (Redis's wording,
+ * without the CONFIG SET prefix) in err. */
+int config_set(srv_config *c, const config_option *o, const char *val, bool at_runtime, char *err,
+               size_t errlen);
+
+/* Parse config text (Redis's format: "name args...", # comments, quoting).
+ * Returns 0, or -1 with a Redis-style fatal message in err. */
+int config_load_text(srv_config *c, const char *text, char *err, size_t errlen);
+
+/* Read and parse a file. */
+int config_load_file(srv_config *c, const char *path, char *err, size_t errlen);
+
+/* The current value as CONFIG GET shows it. */
+void config_get(const srv_config *c, const config_option *o, sbuf *out);
+
+/* --help text and the commented config file generated from the table. */
+void config_print_help(FILE *f);
+void config_write_conf(FILE *f);
+
+#endif /* SERVER_CONFIG_H */

@@ -1,0 +1,163 @@
+/*
+ * main.c - cudis-server's entry point: arguments as redis-server takes them
+ * (an optional config file, then --option value pairs), daemonizing, the
+ * pidfile, the engine, and the server run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cudis_time.h"
+#include "server.h"
+#include "server_internal.h"
+
+static void daemonize(void)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        perror("fork");
+        exit(1);
+    }
+    if (pid > 0) {
+        _exit(0);
+    }
+    setsid();
+    int fd = open("/dev/null", O_RDWR);
+    if (fd >= 0) {
+        dup2(fd, STDIN_FILENO);
+        dup2(fd, STDOUT_FILENO);
+        dup2(fd, STDERR_FILENO);
+        if (fd > STDERR_FILENO) {
+            close(fd);
+        }
+    }
+}
+
+static int parse_args(int argc, char **argv, char *err, size_t errlen)
+{
+    int i = 1;
+    if (i < argc && strncmp(argv[i], "--", 2) != 0) {
+        srv.config_file = argv[i];
+        char path[4096];
+        if (realpath(argv[i], path)) {
+            srv.config_file = strdup(path);
+        }
+        if (config_load_file(&srv.cfg, argv[i], err, errlen) != 0) {
+            return -1;
+        }
+        i++;
+    }
+    sbuf text = {0};
+    for (; i < argc; i++) {
+        if (strncmp(argv[i], "--", 2) != 0) {
+            snprintf(err, errlen, "Invalid argument '%s': options are written --name value", argv[i]);
+            sbuf_free(&text);
+            return -1;
+        }
+        sbuf_adds(&text, argv[i] + 2);
+        /* values until the next --option; quoted so spaces survive */
+        while (i + 1 < argc && strncmp(argv[i + 1], "--", 2) != 0) {
+            i++;
+            sbuf_adds(&text, " \"");
+            for (const char *p = argv[i]; *p; p++) {
+                if (*p == '"' || *p == '\\') {
+                    sbuf_add(&text, "\\", 1);
+                }
+                sbuf_add(&text, p, 1);
+            }
+            sbuf_adds(&text, "\"");
+        }
+        sbuf_adds(&text, "\n");
+    }
+    sbuf_add(&text, "", 1);
+    int rc = config_load_text(&srv.cfg, text.p, err, errlen);
+    sbuf_free(&text);
+    return rc;
+}
+
+int server_main(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            config_print_help(stdout);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--version") || !strcmp(argv[i], "-v")) {
+            printf("cudis-server v=%s (Redis protocol %s compatible)\n", CUDIS_VERSION,
+                   REDIS_COMPAT_VERSION);
+            return 0;
+        }
+        if (!strcmp(argv[i], "--print-conf")) {
+            config_write_conf(stdout);
+            return 0;
+        }
+    }
+    config_defaults(&srv.cfg);
+    srv.start_ms = cudis_now_ms();
+    srv.start_ns = cudis_mono_ns();
+    atomic_store(&srv.next_id, 1);
+    ssize_t n = readlink("/proc/self/exe", srv.executable, sizeof(srv.executable) - 1);
+    if (n > 0) {
+        srv.executable[n] = '\0';
+    }
+    char err[1024];
+    if (parse_args(argc, argv, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return 1;
+    }
+    signal(SIGPIPE, SIG_IGN);
+    if (srv.cfg.daemonize) {
+        daemonize();
+    }
+    log_setup();
+    log_msg(LL_NOTICE, "cudis-server %s starting, pid=%d", CUDIS_VERSION, (int)getpid());
+    if (srv.cfg.pidfile && srv.cfg.pidfile[0]) {
+        FILE *f = fopen(srv.cfg.pidfile, "w");
+        if (f) {
+            fprintf(f, "%d\n", (int)getpid());
+            fclose(f);
+        } else {
+            log_msg(LL_WARNING, "Failed to write PID file %s: %s", srv.cfg.pidfile,
+                    strerror(errno));
+        }
+    }
+    cmd_table_setup();
+    engine_config ec;
+    engine_config_default(&ec);
+    ec.memory_bytes = (uint64_t)srv.cfg.maxmemory;
+    ec.threads = (uint32_t)srv.cfg.engine_threads;
+    ec.ways = (uint32_t)srv.cfg.engine_ways;
+    ec.allow_empty_key = true;
+    long long mv = srv.cfg.proto_max_bulk_len;
+    if (mv > srv.cfg.maxmemory / 2) {
+        mv = srv.cfg.maxmemory / 2;
+    }
+    ec.max_val_len = (uint32_t)(mv > 0xfffffff0LL ? 0xfffffff0LL : mv);
+    snprintf(srv.engine_req, sizeof(srv.engine_req), "%s", srv.cfg.engine);
+    char why[512] = "";
+    srv.eng = engine_create(srv.cfg.engine, &ec, why, sizeof(why));
+    if (srv.eng == NULL) {
+        log_msg(LL_WARNING, "Could not create engine '%s': %s", srv.cfg.engine, why);
+        return 1;
+    }
+    snprintf(srv.engine_why, sizeof(srv.engine_why), "%s", why);
+    for (char *p = srv.engine_why; *p; p++) {
+        if (*p == '\r' || *p == '\n') {
+            *p = ' ';
+        }
+    }
+    log_msg(LL_NOTICE, "Engine %s (requested %s): %s", engine_name(srv.eng), srv.cfg.engine, why);
+    int rc = server_start();
+    engine_destroy(srv.eng);
+    srv.eng = NULL;
+    if (srv.cfg.pidfile && srv.cfg.pidfile[0]) {
+        unlink(srv.cfg.pidfile);
+    }
+    config_free(&srv.cfg);
+    return rc;
+}

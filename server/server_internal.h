@@ -1,0 +1,283 @@
+/*
+ * server_internal.h - the server's private structures: the global server,
+ * one event loop per I/O thread, connections, the batcher, the command
+ * table. Shared by the server's .c files only; the public face is server.h.
+ *
+ * Threading: each connection belongs to one loop and is touched only by that
+ * loop's thread. Each loop batches the requests of its own connections and
+ * runs its batches inline (one engine_execute per batch) under the engine
+ * lock taken shared; a batch holding a multi-key command, and every command
+ * that must run between batches (FLUSHALL, DBSIZE, SCAN, RENAME, INFO...),
+ * takes it exclusive. With io-threads 1 (the default) the lock is never
+ * contended.
+ */
+#ifndef SERVER_INTERNAL_H
+#define SERVER_INTERNAL_H
+
+#include <event2/event.h>
+#include <event2/listener.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "cudis_op.h"
+#include "engine.h"
+#include "resp.h"
+#include "util.h"
+
+#define CUDIS_VERSION "0.1.0"
+#define REDIS_COMPAT_VERSION "7.0.15"
+
+typedef struct loop loop;
+typedef struct conn conn;
+typedef struct command command;
+typedef struct pend pend;
+
+/* ------------------------------------------------------------------------
+ * Commands
+ * ---------------------------------------------------------------------- */
+
+#define CMD_WRITE 0x0001
+#define CMD_READONLY 0x0002
+#define CMD_FAST 0x0004
+#define CMD_NOAUTH 0x0008   /* allowed before AUTH (AUTH, HELLO, QUIT) */
+#define CMD_EXCL 0x0010     /* drain the batch, then run alone (engine lock exclusive) */
+#define CMD_BATCH 0x0020    /* becomes engine ops in the open batch */
+#define CMD_ADMIN 0x0040
+#define CMD_CONTAINER 0x0080
+#define CMD_LOADING 0x0100
+#define CMD_STALE 0x0200
+#define CMD_NOSCRIPT 0x0400
+
+typedef void (*cmd_fn)(conn *c, int argc, char **argv, uint32_t *lens);
+
+struct command {
+    const char *name;      /* lower case; subcommands: the subcommand alone */
+    int arity;             /* > 0 exact, < 0 at least -arity */
+    uint32_t flags;
+    int first_key, last_key, step;
+    cmd_fn fn;
+    const char *group;
+    const char *since;
+    const char *summary;
+    const char *complexity;
+    command *subs;         /* containers: NULL-name-terminated table */
+    /* filled at start */
+    int idx;               /* stats slot */
+    char fullname[48];     /* "get", "config|get" */
+    const command *parent;
+};
+
+/* Command lookup by name (case-insensitive); NULL when unknown. */
+const command *cmd_lookup(const char *name, size_t len);
+const command *cmd_lookup_sub(const command *parent, const char *name, size_t len);
+void cmd_table_setup(void);
+int cmd_count(void);           /* stats slots */
+const command *cmd_by_idx(int i);
+int cmd_top_count(void);
+const command *cmd_top(int i);
+
+/* ------------------------------------------------------------------------
+ * Batcher (one per loop)
+ * ---------------------------------------------------------------------- */
+
+typedef void (*reply_fn)(conn *c, pend *p, const cudis_batch *b);
+
+struct pend {
+    conn *c;
+    const command *cmd;
+    reply_fn fn;
+    uint32_t op0, nops;
+    int64_t a, b;
+};
+
+#define HIST_BUCKETS 24
+
+typedef struct batch_stats {
+    uint64_t batches, ops, cmds;
+    uint64_t size_hist[HIST_BUCKETS]; /* bucket i: sizes in [2^i, 2^(i+1)) */
+    uint64_t wait_hist[HIST_BUCKETS]; /* microseconds, same bucketing */
+    uint64_t exec_ns;
+    uint64_t wait_us_sum;
+    uint64_t sealed_conflict, sealed_full, sealed_deadline, sealed_drain;
+    uint64_t outbuf_reruns;
+    uint64_t failed;
+} batch_stats;
+
+typedef struct batcher {
+    cudis_op *ops;
+    cudis_result *res;
+    uint32_t nops, cap_ops;
+    uint8_t *in;
+    size_t in_len, in_cap;
+    uint8_t *out;
+    size_t out_cap;
+    pend *pends;
+    uint32_t npend, cap_pend;
+    /* keys of the open batch: open addressing, entries valid when gen matches */
+    uint32_t *kent;   /* op index | 0x80000000 when a write */
+    uint32_t *kgen;
+    uint32_t kcap;
+    uint32_t gen;
+    bool exclusive;   /* a multi-key command is in the batch */
+    uint64_t seq;     /* pends ever added (monotonic) */
+    uint64_t open_ns; /* when the first op arrived */
+    int64_t now_ms;
+    batch_stats st;
+} batcher;
+
+/* ------------------------------------------------------------------------
+ * Connections
+ * ---------------------------------------------------------------------- */
+
+#define CONN_CLOSE_AFTER_REPLY 0x01
+#define CONN_CLOSING 0x02     /* socket gone; freed once no op is pending */
+#define CONN_IN_WLIST 0x04
+#define CONN_WRITE_WAIT 0x08  /* EV_WRITE armed */
+#define CONN_KILL 0x10        /* CLIENT KILL from another thread */
+#define CONN_UNIX 0x20
+#define CONN_LOCAL 0x40
+
+struct conn {
+    uint64_t id;
+    int fd;
+    loop *lp;
+    struct event *rev, *wev;
+    char *qbuf;
+    size_t qlen, qcap, qpos;
+    resp_parser rp;
+    sbuf out;
+    size_t out_sent;
+    int proto;
+    bool authed;
+    _Atomic uint32_t flags;
+    uint32_t pending;
+    char *name, *lib_name, *lib_ver;
+    char addr[64], laddr[64];
+    int64_t ctime_ms, last_ms;
+    int64_t soft_since_ms;
+    const command *last_cmd;
+    const command *cur_cmd;
+    conn *prev, *next;
+    conn *wnext;
+};
+
+/* ------------------------------------------------------------------------
+ * Loops and the server
+ * ---------------------------------------------------------------------- */
+
+typedef struct cmd_stat {
+    uint64_t calls, usec, rejected, failed;
+} cmd_stat;
+
+#define ERRSTAT_MAX 32
+
+typedef struct loop_stats {
+    uint64_t commands, net_in, net_out, conns, errors;
+    uint64_t rejected_conns_unused;
+    cmd_stat *cmds;             /* cmd_count() entries */
+    char err_names[ERRSTAT_MAX][32];
+    uint64_t err_counts[ERRSTAT_MAX];
+    int nerr;
+} loop_stats;
+
+struct loop {
+    int idx;
+    pthread_t tid;
+    struct event_base *base;
+    struct event *flush_ev, *cron_ev, *notify_ev;
+    int notify_fd[2];
+    bool flush_scheduled;
+    batcher b;
+    conn *clients;
+    int nclients;
+    conn *wlist;
+    loop_stats st;
+    pthread_mutex_t lock;       /* guards the client list for CLIENT LIST/KILL */
+    int pending_fds[256];       /* accepted fds handed over by the listener */
+    int npending_fds;
+};
+
+typedef struct server {
+    srv_config cfg;
+    engine *eng;
+    char engine_why[512];
+    char engine_req[32];
+    loop *loops;
+    int nloops;
+    pthread_rwlock_t eng_lock;
+    struct evconnlistener *listeners[16];
+    int nlisteners;
+    struct event *sig_ev[2];
+    _Atomic uint64_t next_id;
+    _Atomic long connected;
+    _Atomic uint64_t rejected_conns;
+    _Atomic uint64_t total_conns;
+    _Atomic int shutdown;       /* 1 = requested */
+    uint64_t rr;
+    int64_t start_ms;
+    uint64_t start_ns;
+    char *config_file;
+    char executable[512];
+    /* ops/sec sampling (loop 0's cron) */
+    uint64_t ops_sample_prev, ops_sample_ns;
+    double ops_per_sec;
+    uint64_t expired_keys;
+} server;
+
+extern server srv;
+
+/* net.c */
+int server_start(void);          /* listeners + loops; blocks until shutdown; returns exit code */
+void conn_add_reply_done(conn *c);
+void conn_close(conn *c, const char *why);
+void loop_flush(loop *lp, int reason);
+void loop_schedule_flush(loop *lp);
+void conn_error(conn *c, const char *msg);  /* error reply with stats */
+void conn_errorf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void server_client_list(sbuf *out, conn *only, long type_filter);
+int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id,
+                       bool skipme);
+void server_request_shutdown(void);
+int64_t server_now_ms(void);
+
+enum { SEAL_IDLE = 0, SEAL_CONFLICT, SEAL_FULL, SEAL_DEADLINE, SEAL_DRAIN };
+
+/* batch.c */
+void batch_init(batcher *b);
+void batch_deinit(batcher *b);
+/* Whether a key conflicts with the open batch (write: the new op writes). */
+bool batch_conflicts(batcher *b, const char *key, uint32_t len, bool write);
+/* Append an op; key/value are copied. Returns its index. */
+uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key, uint32_t klen,
+                      const char *val, uint32_t vlen, int64_t arg, int64_t expire_ms, bool write);
+pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t nops);
+/* Execute the ops in the batch (no replies); handles CUDIS_E_OUTBUF. The
+ * caller holds the engine lock. Returns the engine's return code. */
+int batch_exec(batcher *b, engine *e, int64_t now_ms);
+void batch_reset(batcher *b);
+void batch_record(batch_stats *st, uint32_t nops, uint64_t wait_us, uint64_t exec_ns);
+uint64_t hist_quantile(const uint64_t *h, double q);
+
+/* cmd_*.c: Redis-style helpers */
+bool arg_ll(conn *c, const char *s, uint32_t len, long long *out); /* replies error */
+void reply_ok(conn *c);
+void reply_engine_error(conn *c, int status);
+void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens);
+/* Runs ops already placed in lp->b alone (after a drain), engine lock held. */
+int run_alone(conn *c);
+
+/* info.c */
+void info_build(sbuf *out, int argc, char **argv, uint32_t *lens);
+void stats_reset_all(void);
+
+/* log.c */
+enum { LL_DEBUG = 0, LL_VERBOSE, LL_NOTICE, LL_WARNING, LL_NOTHING };
+void log_setup(void);
+void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int log_level_from(const char *s);
+
+#endif /* SERVER_INTERNAL_H */

@@ -1,0 +1,58 @@
+/*
+ * util.h - small string helpers the server shares: Redis's glob matcher
+ * (stringmatchlen semantics), in-place splitting of inline commands with
+ * Redis's quoting rules, number parsing and formatting with Redis's exact
+ * rules (string2ll, memory sizes with k/kb/m/mb/g/gb suffixes, long double
+ * text for INCRBYFLOAT) and a growable byte buffer used for replies.
+ */
+#ifndef SERVER_UTIL_H
+#define SERVER_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Glob match of string against pattern (`*`, `?`, `[...]`, `[^...]`,
+ * ranges, `\` escapes), as Redis's stringmatchlen. Returns true on match. */
+bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase);
+
+/* Split an inline command line in place (Redis's sdssplitargs rules: "..."
+ * with \n \r \t \b \a \\ \" \xHH escapes, '...' with \' only). Pointers and
+ * lengths of up to max_args args go to argv/lens; the text is rewritten in
+ * place (never grows). Returns the arg count, or -1 on unbalanced quotes
+ * (or a closing quote not followed by a space). */
+int util_split_inline(char *line, size_t len, char **argv, uint32_t *lens, int max_args,
+                      int *total);
+
+/* Redis's string2ll on (s, len). */
+bool util_str2ll(const char *s, size_t len, long long *out);
+
+/* Memory size as Redis's memtoll: digits with optional b/k/kb/m/mb/g/gb
+ * (case-insensitive; k = 1000, kb = 1024). Returns false when invalid. */
+bool util_parse_memory(const char *s, long long *out);
+
+/* Redis's string2ld (strtold, no leading space, no trailing bytes, no NaN). */
+bool util_str2ld(const char *s, size_t len, long double *out);
+
+/* INCRBYFLOAT's text of v (Redis's ld2string LD_STR_HUMAN); returns length
+ * or 0 when it does not fit. */
+int util_ld2str(char *buf, size_t cap, long double v);
+
+/* Case-insensitive equality of (s, len) with the NUL-terminated lit. */
+bool util_eq(const char *s, size_t len, const char *lit);
+
+/* A growable byte buffer. */
+typedef struct sbuf {
+    char *p;
+    size_t len;
+    size_t cap;
+} sbuf;
+
+/* Make room for n more bytes; returns false on allocation failure. */
+bool sbuf_reserve(sbuf *b, size_t n);
+void sbuf_add(sbuf *b, const void *data, size_t n);
+void sbuf_adds(sbuf *b, const char *s);
+void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sbuf_free(sbuf *b);
+
+#endif /* SERVER_UTIL_H */
