@@ -99,9 +99,17 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     }
     uint64_t rest = o.memory_bytes - fixed - index;
     uint64_t max_item = ccht_item_size(o.max_key_len, o.max_val_len, 1);
-    uint64_t page = 64 * 1024;
+    /* Pages: 1 MiB, or the next power of two holding the largest item;
+     * smaller (down to that item, at least 4 KiB) while there would be fewer
+     * than 1024 of them, so that small budgets still give every size class
+     * pages; below 8 pages, smaller still (then the largest items do not
+     * fit: CUDIS_E_FULL). */
+    uint64_t page = 1u << 20;
     while (page < max_item) {
         page <<= 1;
+    }
+    while (page / 2 >= max_item && page / 2 >= 4096 && rest / (page + PAGE_META_BYTES) < 1024) {
+        page >>= 1;
     }
     while (page > 4096 && rest / (page + PAGE_META_BYTES) < 8) {
         page >>= 1;

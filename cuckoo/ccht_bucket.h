@@ -41,6 +41,10 @@
 #include "ccht_layout.h"
 #include "cudis_hd.h"
 
+#if !CUDIS_DEVICE_CODE
+#include <sched.h>
+#endif
+
 #if defined(__SANITIZE_THREAD__)
 #define CCHT_TSAN 1
 #elif defined(__has_feature)
@@ -129,9 +133,17 @@ CUDIS_HD static inline bool ccht_bkt_trylock(const ccht_view *v, uint64_t b)
  * higher index (lock order), or use ccht_pair_lock. */
 CUDIS_HD static inline void ccht_bkt_lock(const ccht_view *v, uint64_t b)
 {
+    unsigned spins = 0;
     while (!ccht_bkt_trylock(v, b)) {
         CCHT_PAUSE();
+#if !CUDIS_DEVICE_CODE
+        if (++spins >= 256) { /* the holder may be preempted: let it run */
+            sched_yield();
+            spins = 0;
+        }
+#endif
     }
+    (void)spins;
 }
 
 /* Release a bucket we hold; the version ends 2 above where it started. */
@@ -166,9 +178,17 @@ CUDIS_HD static inline void ccht_pair_unlock(const ccht_view *v, const ccht_hkey
 CUDIS_HD static inline uint64_t ccht_read_begin(const ccht_view *v, uint64_t b)
 {
     uint64_t x;
+    unsigned spins = 0;
     while ((x = cudis_load_acq_u64(ccht_bkt_version(v, b))) & CCHT_VER_LOCK) {
         CCHT_PAUSE();
+#if !CUDIS_DEVICE_CODE
+        if (++spins >= 256) {
+            sched_yield();
+            spins = 0;
+        }
+#endif
     }
+    (void)spins;
     return x;
 }
 
@@ -176,8 +196,14 @@ CUDIS_HD static inline uint64_t ccht_read_begin(const ccht_view *v, uint64_t b)
  * ccht_read_begin is consistent). Orders the data reads before the check. */
 CUDIS_HD static inline bool ccht_read_valid(const ccht_view *v, uint64_t b, uint64_t ver)
 {
+#if CCHT_TSAN
+    /* gcc rejects fences under -fsanitize=thread (-Wtsan): a no-op RMW
+     * orders the data reads before the check instead. */
+    return __atomic_fetch_add(ccht_bkt_version(v, b), 0, __ATOMIC_ACQ_REL) == ver;
+#else
     cudis_fence_acq();
     return cudis_load_relaxed_u64(ccht_bkt_version(v, b)) == ver;
+#endif
 }
 
 /* ------------------------------------------------------------------------
