@@ -52,29 +52,47 @@ done
 echo "# machine: $(machine_line)"
 echo "# servers: ${active[*]}; memory limit ${MEM} MB each; ${DUR}s per point"
 
-start_all() {
-  local s
-  for s in "${active[@]}"; do
-    if [[ $s == cudis ]]; then
-      # shellcheck disable=SC2086
-      start_server "$s" "$MEM" ${CUDIS_ARGS:-}
-    else
-      start_server "$s" "$MEM"
-    fi
-  done
+declare -A NEED_LOAD
+FAILED=()
+
+start_one() {
+  if [[ $1 == cudis ]]; then
+    # shellcheck disable=SC2086
+    start_server "$1" "$MEM" ${CUDIS_ARGS:-}
+  else
+    start_server "$1" "$MEM"
+  fi
+  NEED_LOAD[$1]=1
 }
 
-# point WORKLOAD CONNS PIPE LOADFLAG LATFILE_TAG [cudis-bench args...]
-# runs one workload point against every server in turn.
+start_all() {
+  local s
+  for s in "${active[@]}"; do start_one "$s"; done
+}
+
+# point WORKLOAD CONNS PIPE LATFILE_TAG [cudis-bench args...]
+# runs one workload point against every server in turn; the first point
+# after a (re)start loads the keys. A failed run is reported and skipped,
+# and a server that died is restarted for the next point.
 point() {
-  local wl=$1 conns=$2 pipe=$3 load=$4 lat=$5; shift 5
+  local wl=$1 conns=$2 pipe=$3 lat=$4; shift 4
   local s extra
   for s in "${active[@]}"; do
     extra=()
-    [[ $load == 1 ]] || extra+=(--no-load)
+    [[ ${NEED_LOAD[$s]} == 1 ]] || extra+=(--no-load)
     [[ -z $lat ]] || extra+=(--latency-out "$OUT/lat_${lat}_${s}.csv")
-    run_bench "$s" --workload "$wl" -c "$conns" -d "$pipe" -D "$DUR" -w "$WARM" -q --csv "$CSV" \
-      --items "${extra[@]}" "$@"
+    if run_bench "$s" --workload "$wl" -c "$conns" -d "$pipe" -D "$DUR" -w "$WARM" -q --csv "$CSV" \
+      --items "${extra[@]}" "$@"; then
+      NEED_LOAD[$s]=0
+    else
+      echo "warning: $s failed on $wl conns $conns pipeline $pipe" >&2
+      FAILED+=("$s:$wl:c$conns:d$pipe")
+      if ! kill -0 "${SRV_PID[$s]}" 2>/dev/null; then
+        echo "warning: $s died (log: $OUT/server-$s.log); restarting it" >&2
+        tail -3 "$OUT/server-$s.log" >&2 || true
+        start_one "$s"
+      fi
+    fi
   done
 }
 
@@ -84,30 +102,29 @@ t_start=$(date +%s)
 ZIPF=(-k "$ZKEYS" --zipf 0.99 -v 32 -r 0.9)
 echo "== zipf90: 90/10 get/set, Zipf 0.99, 32 B values, $ZKEYS keys =="
 start_all
-first=1
 for c in $CONNS_SWEEP; do
   tag=""; [[ $c == "$STD_CONNS" ]] && tag=zipf90
-  point zipf90 "$c" 1 "$first" "$tag" "${ZIPF[@]}"; first=0
+  point zipf90 "$c" 1 "$tag" "${ZIPF[@]}"
 done
 for d in $PIPE_SWEEP; do
   [[ $d == 1 ]] && continue
   tag=""; [[ $d == 16 ]] && tag=zipf90_pipe16
-  point zipf90 "$STD_CONNS" "$d" 0 "$tag" "${ZIPF[@]}"
+  point zipf90 "$STD_CONNS" "$d" "$tag" "${ZIPF[@]}"
 done
 stop_all
 
 # 2. 50/50 get/set, uniform keys.
 echo "== uniform50: 50/50 get/set, uniform, 32 B values, $ZKEYS keys =="
 start_all
-point uniform50 "$STD_CONNS" 1 1 uniform50 -k "$ZKEYS" --dist uniform -v 32 -r 0.5
-point uniform50 "$STD_CONNS" 16 0 "" -k "$ZKEYS" --dist uniform -v 32 -r 0.5
+point uniform50 "$STD_CONNS" 1 uniform50 -k "$ZKEYS" --dist uniform -v 32 -r 0.5
+point uniform50 "$STD_CONNS" 16 "" -k "$ZKEYS" --dist uniform -v 32 -r 0.5
 stop_all
 
 # 3. Feature cache: MGET of 100 keys, 512-byte values (keys sized to fit in memory).
 FKEYS=$(( MEM * 1024 * 1024 / 2 / 1024 ))  # ~half the limit at ~1 KiB per item incl. overhead
 echo "== mget100: MGET of 100 keys, 512 B values, $FKEYS keys, Zipf 0.99, reads only =="
 start_all
-point mget100 "$STD_CONNS" 1 1 mget100 -k "$FKEYS" --zipf 0.99 -v 512 -r 1.0 -m 100
+point mget100 "$STD_CONNS" 1 mget100 -k "$FKEYS" --zipf 0.99 -v 512 -r 1.0 -m 100
 stop_all
 
 # 4. Memory pressure: the key range is 4x what fits in the memory limit (raw key+value
@@ -116,12 +133,16 @@ PVAL=200
 PKEYS=$(( 4 * MEM * 1024 * 1024 / (PVAL + 16) ))
 echo "== pressure: $PKEYS keys x $((PVAL + 16)) B = 4x the ${MEM} MB limit, Zipf 0.99, 90/10 + fill on miss =="
 start_all
-point pressure "$STD_CONNS" 4 1 "" -k "$PKEYS" --zipf 0.99 -v "$PVAL" -r 0.9 --fill-on-miss \
+point pressure "$STD_CONNS" 4 "" -k "$PKEYS" --zipf 0.99 -v "$PVAL" -r 0.9 --fill-on-miss \
   -w "$PRESSURE_WARM"
 stop_all
 trap - EXIT
 
 t_end=$(date +%s)
 echo "# ran in $((t_end - t_start)) s"
+if (( ${#FAILED[@]} )); then echo "# FAILED runs (no row in the CSV): ${FAILED[*]}"; fi
 python3 "$LOAD_DIR/summarize.py" "$CSV" --machine "$(machine_line)" --mem "$MEM" \
   --plots "$OUT" | tee "$OUT/summary.md"
+if (( ${#FAILED[@]} )); then
+  echo "FAILED runs (no row above): ${FAILED[*]}" | tee -a "$OUT/summary.md"
+fi

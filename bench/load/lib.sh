@@ -50,8 +50,10 @@ start_server() {
         --engine "${CUDIS_ENGINE:-cpu}" "$@" >"$log" 2>&1 &
       SRV_PROTO[$name]=resp ;;
     redis)
+      # a private, empty --dir: redis-server loads any dump.rdb found in its directory
+      rm -rf "$OUT/redis-dir"; mkdir -p "$OUT/redis-dir"
       pin "$SERVER_CPUS" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --maxmemory "${mem}mb" \
-        --maxmemory-policy allkeys-lru --save '' --appendonly no "$@" >"$log" 2>&1 &
+        --maxmemory-policy allkeys-lru --save '' --appendonly no --dir "$OUT/redis-dir" "$@" >"$log" 2>&1 &
       SRV_PROTO[$name]=resp ;;
     memcached)
       pin "$SERVER_CPUS" "$MEMCACHED" -u "$(id -un)" -l 127.0.0.1 -p "$port" -m "$mem" \

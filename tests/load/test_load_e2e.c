@@ -100,12 +100,15 @@ Test(load_e2e, redis_server)
     int port = free_port();
     char ps[16];
     snprintf(ps, sizeof(ps), "%d", port);
+    char dir[] = "/tmp/cudis-load-e2e-XXXXXX"; /* empty: never load a stray dump.rdb */
+    cr_assert_not_null(mkdtemp(dir));
     char *argv[] = {"/usr/bin/redis-server", "--port", ps, "--bind", "127.0.0.1", "--save", "",
-                    "--appendonly", "no", NULL};
+                    "--appendonly", "no", "--dir", dir, NULL};
     pid_t pid = start_server(argv, port);
     short_run(port, LOAD_PROTO_RESP, 0);
     short_run(port, LOAD_PROTO_RESP, 10);
     stop_server(pid);
+    rmdir(dir);
 }
 
 Test(load_e2e, memcached)
