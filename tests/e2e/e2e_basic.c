@@ -506,7 +506,7 @@ Test(basic, command)
 {
     redisContext *c = e2e_connect();
     redisReply *r = e2e_cmd(c, "COMMAND COUNT");
-    cr_assert(r->type == REDIS_REPLY_INTEGER && r->integer >= 60, "COMMAND COUNT %s", e2e_reply_str(r));
+    cr_assert(r->type == REDIS_REPLY_INTEGER && r->integer >= 55, "COMMAND COUNT %s", e2e_reply_str(r));
     long long count = r->integer;
     freeReplyObject(r);
     r = e2e_cmd(c, "COMMAND");
@@ -544,7 +544,14 @@ Test(basic, command)
 
     r = e2e_cmd(c, "COMMAND LIST");
     cr_assert(r->type == REDIS_REPLY_ARRAY && (long long)r->elements >= count, "COMMAND LIST %s", e2e_reply_str(r));
-    const char *names[] = {"get", "set", "ping", "hello", "scan", "incrbyfloat", "getex", "client", "config"};
+    /* every command of issue 5 */
+    const char *names[] = {"ping", "echo", "quit", "hello", "auth", "select", "get", "set", "setnx", "setex",
+                           "psetex", "getset", "getdel", "getex", "mget", "mset", "msetnx", "append", "strlen",
+                           "getrange", "setrange", "incr", "decr", "incrby", "decrby", "incrbyfloat", "del",
+                           "unlink", "exists", "touch", "type", "expire", "pexpire", "expireat", "pexpireat", "ttl",
+                           "pttl", "expiretime", "pexpiretime", "persist", "rename", "renamenx", "dbsize",
+                           "flushdb", "flushall", "keys", "scan", "randomkey", "time", "info", "config", "command",
+                           "client", "memory", "shutdown"};
     for (size_t i = 0; i < sizeof(names) / sizeof(*names); i++) {
         cr_assert(has_elem(r, names[i]), "COMMAND LIST lacks %s", names[i]);
     }
