@@ -1,0 +1,74 @@
+/*
+ * gpu_store.c - engine_store_ops for the "gpu" engine: a thin adapter from
+ * the engine interface to gpu_engine.h.
+ */
+#include "gpu_store.h"
+
+#include "gpu_engine.h"
+
+static void *gs_create(const engine_config *cfg, char *why, size_t why_len)
+{
+    return gpu_engine_create(cfg, why, why_len);
+}
+
+static void gs_destroy(void *s)
+{
+    gpu_engine_destroy((gpu_engine *)s);
+}
+
+static int gs_execute(void *s, cudis_batch *b)
+{
+    return gpu_engine_execute((gpu_engine *)s, b);
+}
+
+static int gs_scan(void *s, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+                   void *arg, uint64_t *next)
+{
+    return gpu_engine_scan((gpu_engine *)s, cursor, count, now_ms, fn, arg, next);
+}
+
+static int gs_random_key(void *s, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+{
+    return gpu_engine_random_key((gpu_engine *)s, now_ms, buf, cap, len);
+}
+
+static int gs_flush(void *s)
+{
+    return gpu_engine_flush((gpu_engine *)s);
+}
+
+static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work)
+{
+    return gpu_engine_sweep((gpu_engine *)s, now_ms, max_work);
+}
+
+static void gs_stats(void *s, cudis_stats *out)
+{
+    gpu_engine_stats((gpu_engine *)s, out);
+}
+
+static void gs_reset_stats(void *s)
+{
+    gpu_engine_reset_stats((gpu_engine *)s);
+}
+
+static size_t gs_info(void *s, char *buf, size_t cap)
+{
+    return gpu_engine_info((gpu_engine *)s, buf, cap);
+}
+
+const engine_store_ops gpu_store_ops = {
+    .name = "gpu",
+    .description = "double-LRU cuckoo hash table (CCHT) in CUDA device memory",
+    .concurrent = true,
+    .create = gs_create,
+    .destroy = gs_destroy,
+    .execute = gs_execute,
+    .scan = gs_scan,
+    .random_key = gs_random_key,
+    .flush = gs_flush,
+    .sweep = gs_sweep,
+    .stats = gs_stats,
+    .reset_stats = gs_reset_stats,
+    .info = gs_info,
+};
