@@ -193,7 +193,7 @@ void e2e_print_log(const e2e_server *s)
     size_t n = fread(buf, 1, sizeof(buf) - 1, f);
     buf[n] = 0;
     fclose(f);
-    cr_log_info("server log (%s), last bytes:\n%s", s->log, buf);
+    fprintf(stderr, "---- server log (%s), last bytes:\n%s\n----\n", s->log, buf);
 }
 
 int e2e_start(e2e_server *s, const char *const *extra)
@@ -449,6 +449,7 @@ int e2e_raw_open(int port)
               strerror(errno));
     struct timeval tv = {5, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)); /* a server that stops reading fails the send */
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     return fd;

@@ -51,7 +51,7 @@ bool e2e_wait_ping(int port, int ms);
 /* SIGTERM the server, wait up to 10 s (then SIGKILL), remove its folder.
  * Returns the wait status, or -1 when it had to be killed. */
 int e2e_stop(e2e_server *s);
-/* Print the last bytes of the server log through cr_log_info. */
+/* Print the last bytes of the server log on stderr. */
 void e2e_print_log(const e2e_server *s);
 
 /* Criterion fixtures: start e2e_srv with no extra options / stop it and
@@ -94,7 +94,8 @@ const char *e2e_reply_str(const redisReply *r);
 
 /* ---- plain socket ---- */
 
-/* Open a blocking TCP connection to 127.0.0.1:port (5 s receive timeout). */
+/* Open a blocking TCP connection to 127.0.0.1:port (5 s send and receive
+ * timeouts). */
 int e2e_raw_open(int port);
 /* Write all bytes; false when the peer is gone. */
 bool e2e_raw_send(int fd, const void *buf, size_t len);
