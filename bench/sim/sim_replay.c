@@ -26,7 +26,7 @@ typedef struct sim_worker {
     size_t n;
     uint32_t B;
     int64_t now_ms;
-    bool reports;        /* calls cfg->progress */
+    bool reports; /* calls cfg->progress */
     uint32_t nthreads;
     uint64_t pass;
     pthread_barrier_t *start; /* threads > 1: all start a pass together */
@@ -34,16 +34,24 @@ typedef struct sim_worker {
     /* batch buffers */
     cudis_op *ops;
     cudis_result *res;
-    uint8_t *in;         /* [filler: value bytes every SET points into][keys: 8 * B] */
+    uint8_t *in; /* [filler: value bytes every SET points into][keys: 8 * B] */
     size_t key_base;
     uint8_t *out;
     uint64_t out_cap;
 
     /* the current window of distinct upcoming requests */
-    size_t *wreq;        /* trace positions */
+    size_t *wreq; /* trace positions */
     uint32_t *miss;
     sim_kset set;
-    double run_avg;      /* exact mode: recent requests per step */
+    double run_avg; /* exact mode: recent requests per step */
+
+    /* look-aside mode: the whole stream is prepared before the clock starts
+     * (batch boundaries do not depend on the engine's answers), so the timed
+     * loop does little besides engine calls */
+    cudis_op *pops; /* one GET per request of this thread */
+    uint8_t *pin;   /* [filler][8 * n keys] */
+    size_t *bstart; /* batch i = requests bstart[i] .. bstart[i + 1] - 1 */
+    size_t nbatches;
 
     /* results of one pass */
     uint64_t requests, hits, calls, set_failed;
@@ -58,13 +66,13 @@ static inline size_t req_at(const sim_worker *w, size_t i)
     return w->idx != NULL ? w->idx[i] : i;
 }
 
-static int run_batch(sim_worker *w, uint32_t n)
+static int run_ops(sim_worker *w, const cudis_op *ops, const uint8_t *in, uint32_t n)
 {
     cudis_batch b;
     memset(&b, 0, sizeof(b));
-    b.ops = w->ops;
+    b.ops = ops;
     b.n_ops = n;
-    b.in = w->in;
+    b.in = in;
     b.res = w->res;
     b.out = w->out;
     b.out_cap = w->out_cap;
@@ -77,6 +85,11 @@ static int run_batch(sim_worker *w, uint32_t n)
         w->err = rc;
     }
     return rc;
+}
+
+static int run_batch(sim_worker *w, uint32_t n)
+{
+    return run_ops(w, w->ops, w->in, n);
 }
 
 static void set_op(sim_worker *w, uint32_t i, uint8_t code, uint32_t j)
@@ -189,6 +202,93 @@ static uint32_t step_exact(sim_worker *w, size_t pos)
     return g;
 }
 
+/* Look-aside: cut this thread's stream into batches of up to B distinct
+ * keys and build every GET op (outside the timed loop). */
+static int prepare_lookaside(sim_worker *w)
+{
+    size_t filler = w->key_base;
+    w->pops = malloc((w->n > 0 ? w->n : 1) * sizeof(cudis_op));
+    w->pin = malloc(filler + (size_t)SIM_KEY_LEN * (w->n > 0 ? w->n : 1));
+    w->bstart = malloc((w->n + 2) * sizeof(size_t));
+    if (w->pops == NULL || w->pin == NULL || w->bstart == NULL) {
+        return CUDIS_E_NOMEM;
+    }
+    memcpy(w->pin, w->in, filler);
+    size_t nb = 0;
+    sim_kset_clear(&w->set);
+    for (size_t i = 0; i < w->n; i++) {
+        uint64_t key = w->t->keys[req_at(w, i)];
+        if (i == 0 || w->set.count == w->B || !sim_kset_add(&w->set, key)) {
+            w->bstart[nb++] = i;
+            sim_kset_clear(&w->set);
+            sim_kset_add(&w->set, key);
+        }
+        uint8_t *kp = w->pin + filler + (size_t)SIM_KEY_LEN * i;
+        for (int b = 0; b < 8; b++) {
+            kp[b] = (uint8_t)(key >> (8 * b));
+        }
+        cudis_op *op = &w->pops[i];
+        memset(op, 0, sizeof(*op));
+        op->code = CUDIS_OP_GET;
+        op->key_len = SIM_KEY_LEN;
+        op->key_off = filler + (uint64_t)SIM_KEY_LEN * i;
+    }
+    w->bstart[nb] = w->n;
+    w->nbatches = nb;
+    return CUDIS_OK;
+}
+
+/* Look-aside replay of the prepared stream: GET batch, SET its misses. */
+static void replay_lookaside(sim_worker *w)
+{
+    bool sizes = w->cfg->use_sizes && w->t->sizes != NULL;
+    uint32_t vlen = (uint32_t)w->key_base;
+    size_t next_report = SIM_PROGRESS_EVERY;
+    for (size_t bi = 0; bi < w->nbatches; bi++) {
+        size_t s = w->bstart[bi];
+        uint32_t g = (uint32_t)(w->bstart[bi + 1] - s);
+        if (run_ops(w, w->pops + s, w->pin, g) != CUDIS_OK) {
+            return;
+        }
+        uint32_t nm = 0;
+        for (uint32_t j = 0; j < g; j++) {
+            const cudis_result *r = &w->res[j];
+            if (r->status != CUDIS_OK) {
+                snprintf(w->why, sizeof(w->why), "GET failed: %s", cudis_strerror(r->status));
+                w->err = r->status;
+                return;
+            }
+            if (r->flags & CUDIS_R_FOUND) {
+                w->hits++;
+            } else {
+                cudis_op *op = &w->ops[nm++];
+                *op = w->pops[s + j];
+                op->code = CUDIS_OP_SET;
+                op->val_len = sizes ? w->t->sizes[req_at(w, s + j)] : vlen;
+            }
+        }
+        w->requests += g;
+        if (nm > 0) {
+            if (run_ops(w, w->ops, w->pin, nm) != CUDIS_OK) {
+                return;
+            }
+            for (uint32_t i = 0; i < nm; i++) {
+                if (w->res[i].status != CUDIS_OK) {
+                    if (w->set_error == 0) {
+                        w->set_error = w->res[i].status;
+                    }
+                    w->set_failed++;
+                }
+            }
+        }
+        if (w->reports && s + g >= next_report) {
+            next_report = s + g + SIM_PROGRESS_EVERY;
+            w->cfg->progress(w->cfg->progress_arg, w->pass, (uint64_t)(s + g) * w->nthreads,
+                             w->t->n);
+        }
+    }
+}
+
 static void *worker_main(void *arg)
 {
     sim_worker *w = arg;
@@ -199,25 +299,21 @@ static void *worker_main(void *arg)
         pthread_barrier_wait(w->start);
     }
     w->t0 = cudis_mono_ns();
+    if (w->cfg->mode == SIM_REPLAY_LOOKASIDE) {
+        replay_lookaside(w);
+        w->t1 = cudis_mono_ns();
+        return NULL;
+    }
     size_t pos = 0;
     while (pos < w->n) {
-        uint32_t g;
-        if (w->cfg->mode == SIM_REPLAY_EXACT) {
-            g = step_exact(w, pos);
-        } else {
-            g = build_window(w, pos, w->B);
-            if (get_then_set(w, g) != CUDIS_OK) {
-                g = 0;
-            }
-        }
+        uint32_t g = step_exact(w, pos);
         if (g == 0) {
             break;
         }
         pos += g;
         if (w->reports && pos >= next_report) {
             next_report = pos + SIM_PROGRESS_EVERY;
-            w->cfg->progress(w->cfg->progress_arg, w->pass, (uint64_t)pos * w->nthreads,
-                             w->t->n);
+            w->cfg->progress(w->cfg->progress_arg, w->pass, (uint64_t)pos * w->nthreads, w->t->n);
         }
     }
     w->t1 = cudis_mono_ns();
@@ -240,8 +336,8 @@ static int worker_init(sim_worker *w, const sim_trace *t, const sim_run_cfg *cfg
     w->out = malloc(w->out_cap);
     w->wreq = calloc(w->B, sizeof(size_t));
     w->miss = calloc(w->B, sizeof(uint32_t));
-    if (w->ops == NULL || w->res == NULL || w->in == NULL || w->out == NULL ||
-        w->wreq == NULL || w->miss == NULL || sim_kset_init(&w->set, w->B) != CUDIS_OK) {
+    if (w->ops == NULL || w->res == NULL || w->in == NULL || w->out == NULL || w->wreq == NULL ||
+        w->miss == NULL || sim_kset_init(&w->set, w->B) != CUDIS_OK) {
         return CUDIS_E_NOMEM;
     }
     /* Values are this pattern (its bytes do not matter, but are defined). */
@@ -259,6 +355,9 @@ static void worker_deinit(sim_worker *w)
     free(w->out);
     free(w->wreq);
     free(w->miss);
+    free(w->pops);
+    free(w->pin);
+    free(w->bstart);
     sim_kset_deinit(&w->set);
 }
 
@@ -300,13 +399,14 @@ int sim_run(const sim_trace *t, const sim_run_cfg *cfg, sim_run_result *out, cha
     ec.max_items = cfg->max_items;
     ec.memory_bytes = cfg->memory_bytes;
     if (ec.memory_bytes == 0) {
-        ec.memory_bytes = sim_objects_budget(cfg->max_items > 0 ? cfg->max_items : t->unique,
-                                             filler);
+        ec.memory_bytes =
+            sim_objects_budget(cfg->max_items > 0 ? cfg->max_items : t->unique, filler);
     }
     if (cfg->ways != 0) {
         ec.ways = cfg->ways;
     }
     ec.threads = 1;
+    ec.seed = cfg->seed;
     if (ec.max_val_len < filler) {
         ec.max_val_len = filler;
     }
@@ -373,6 +473,13 @@ int sim_run(const sim_trace *t, const sim_run_cfg *cfg, sim_run_result *out, cha
         ws[k].nthreads = T;
         ws[k].reports = k == 0 && cfg->progress != NULL;
         ws[k].start = have_barrier ? &barrier : NULL;
+        if (cfg->mode == SIM_REPLAY_LOOKASIDE && prepare_lookaside(&ws[k]) != CUDIS_OK) {
+            rc = CUDIS_E_NOMEM;
+            for (uint32_t j = 0; j <= k; j++) {
+                worker_deinit(&ws[j]);
+            }
+            goto done;
+        }
     }
 
     uint32_t max_passes = cfg->max_passes > 0 ? cfg->max_passes : 1000;

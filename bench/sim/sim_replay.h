@@ -45,35 +45,36 @@ typedef enum { SIM_REPLAY_EXACT = 0, SIM_REPLAY_LOOKASIDE = 1 } sim_replay_mode;
 typedef void (*sim_progress_fn)(void *arg, uint64_t pass, uint64_t done, uint64_t total);
 
 typedef struct sim_run_cfg {
-    const char *engine;      /* registry name ("lru", "cpu", ...) */
-    uint32_t ways;           /* CCHT ways (0 = engine default) */
-    uint64_t max_items;      /* capacity in objects; 0 = bytes mode */
-    uint64_t memory_bytes;   /* budget; 0 in objects mode = generous (never binds) */
-    uint32_t batch;          /* most requests per batch (>= 1) */
+    const char *engine;    /* registry name ("lru", "cpu", ...) */
+    uint32_t ways;         /* CCHT ways (0 = engine default) */
+    uint64_t max_items;    /* capacity in objects; 0 = bytes mode */
+    uint64_t memory_bytes; /* budget; 0 in objects mode = generous (never binds) */
+    uint32_t batch;        /* most requests per batch (>= 1) */
     sim_replay_mode mode;
-    uint32_t threads;        /* replaying threads (>= 1) */
-    uint32_t value_len;      /* objects mode: bytes per value (0 = 8) */
-    bool use_sizes;          /* values take the trace's object sizes (bytes mode) */
-    double min_seconds;      /* repeat whole passes (engine flushed between) until the
-                              * replay time reaches this; 0 = one pass */
-    uint32_t max_passes;     /* cap on passes (0 = 1000) */
+    uint32_t threads;    /* replaying threads (>= 1) */
+    uint32_t value_len;  /* objects mode: bytes per value (0 = 8) */
+    bool use_sizes;      /* values take the trace's object sizes (bytes mode) */
+    uint64_t seed;       /* engine hash seed (0 = the engine's default) */
+    double min_seconds;  /* repeat whole passes (engine flushed between) until the
+                          * replay time reaches this; 0 = one pass */
+    uint32_t max_passes; /* cap on passes (0 = 1000) */
     sim_progress_fn progress;
     void *progress_arg;
 } sim_run_cfg;
 
 typedef struct sim_run_result {
-    char engine_name[32];    /* engine_name() of the created engine */
-    uint64_t requests;       /* first pass */
-    uint64_t hits;           /* first pass (cold start, fresh engine) */
+    char engine_name[32]; /* engine_name() of the created engine */
+    uint64_t requests;    /* first pass */
+    uint64_t hits;        /* first pass (cold start, fresh engine) */
     uint64_t passes;
     uint64_t total_requests; /* all passes */
     uint64_t total_hits;
-    double seconds;          /* replay time, all passes (threads overlap: wall time) */
-    double req_per_s;        /* total_requests / seconds */
-    uint64_t calls;          /* engine_execute calls, all passes */
-    uint64_t set_failed;     /* SETs the engine refused, all passes (object > budget...) */
-    int set_error;           /* the first such status (0 = none) */
-    cudis_stats stats;       /* engine statistics after the first pass */
+    double seconds;      /* replay time, all passes (threads overlap: wall time) */
+    double req_per_s;    /* total_requests / seconds */
+    uint64_t calls;      /* engine_execute calls, all passes */
+    uint64_t set_failed; /* SETs the engine refused, all passes (object > budget...) */
+    int set_error;       /* the first such status (0 = none) */
+    cudis_stats stats;   /* engine statistics after the first pass */
 } sim_run_result;
 
 void sim_run_cfg_default(sim_run_cfg *cfg);

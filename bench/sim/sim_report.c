@@ -42,6 +42,28 @@ double sim_reference(const char *trace, double fraction, const char *engine)
     return NAN;
 }
 
+static const struct {
+    const char *trace;
+    uint64_t bytes;
+    const char *engine;
+    double miss;
+} sim_refs_bytes[] = {
+    {"cloudphysics", 128ull << 20, "lru", 0.820},  {"cloudphysics", 1ull << 30, "lru", 0.630},
+    {"cloudphysics", 128ull << 20, "fifo", 0.820}, {"cloudphysics", 1ull << 30, "fifo", 0.634},
+    {"cloudphysics", 128ull << 20, "lfu", 0.805},  {"cloudphysics", 1ull << 30, "lfu", 0.565},
+};
+
+double sim_reference_bytes(const char *trace, uint64_t bytes, const char *engine)
+{
+    for (size_t i = 0; i < sizeof(sim_refs_bytes) / sizeof(sim_refs_bytes[0]); i++) {
+        if (strcmp(sim_refs_bytes[i].trace, trace) == 0 && sim_refs_bytes[i].bytes == bytes &&
+            strcmp(sim_refs_bytes[i].engine, engine) == 0) {
+            return 1.0 - sim_refs_bytes[i].miss;
+        }
+    }
+    return NAN;
+}
+
 static double ratio(uint64_t a, uint64_t b)
 {
     return b > 0 ? (double)a / (double)b : 0.0;
@@ -97,7 +119,8 @@ void sim_table_row(FILE *f, const sim_row *r)
     char ref[16] = "-", d[16] = "-", b1[8] = "-";
     if (!isnan(r->ref)) {
         /* '!' marks a reference not reproduced to 4 decimals */
-        snprintf(ref, sizeof(ref), "%.4f%s", r->ref, fabs(h - r->ref) < 0.00005 ? "" : "!");
+        snprintf(ref, sizeof(ref), r->ref_tol > 0.0001 ? "%.3f%s" : "%.4f%s", r->ref,
+                 fabs(h - r->ref) < r->ref_tol ? "" : "!");
     }
     if (!isnan(r->delta_lru)) {
         snprintf(d, sizeof(d), "%+.3f", r->delta_lru);
@@ -157,7 +180,10 @@ void sim_csv_row(FILE *f, const sim_row *r)
     } else {
         fprintf(f, "%.4f,", r->delta_lru);
     }
-    fprintf(f, "%s,%llu,%llu,%llu,%llu,%llu,%.6f", r->batch1 < 0 ? "" : r->batch1 ? "1" : "0",
+    fprintf(f, "%s,%llu,%llu,%llu,%llu,%llu,%.6f",
+            r->batch1 < 0 ? ""
+            : r->batch1   ? "1"
+                          : "0",
             (unsigned long long)r->hit.stats.items, (unsigned long long)r->hit.stats.bytes_used,
             (unsigned long long)r->hit.stats.bytes_budget, (unsigned long long)r->hit.set_failed,
             (unsigned long long)r->hit.calls, r->hit.seconds);
@@ -224,6 +250,9 @@ int sim_plot(const char *dir, const char *name, const sim_row *rows, size_t nrow
     snprintf(dat, sizeof(dat), "%s/%s-%s.dat", dir, name, trace);
     snprintf(gp, sizeof(gp), "%s/%s-%s.gp", dir, name, trace);
     snprintf(png, sizeof(png), "%s/%s-%s.png", dir, name, trace);
+    /* the script names its files relative to dir (gnuplot runs there) */
+    const char *dat_base = dat + strlen(dir) + 1, *gp_base = gp + strlen(dir) + 1,
+               *png_base = png + strlen(dir) + 1;
     FILE *f = fopen(dat, "w");
     if (f == NULL) {
         snprintf(msg, msg_len, "%s: %s", dat, strerror(errno));
@@ -268,21 +297,29 @@ int sim_plot(const char *dir, const char *name, const sim_row *rows, size_t nrow
         snprintf(msg, msg_len, "%s: %s", gp, strerror(errno));
         return CUDIS_E_IO;
     }
-    fprintf(f,
-            "# cudis-sim: miss ratio against cache size for %s (gnuplot %s)\n"
-            "set terminal pngcairo size 900,600 noenhanced\n"
-            "set output '%s'\n"
-            "set title 'cudis-sim: %s (%llu requests, %llu unique keys)'\n"
-            "set xlabel 'cache size (%s)'\n"
-            "set ylabel 'miss ratio'\n"
-            "set key top right\n"
-            "set grid\n"
-            "set yrange [0:*]\n"
-            "%s\n"
-            "plot for [i=2:%zu] '%s' using 1:i with linespoints pointsize 1.2 title columnheader(i)\n",
-            trace, gp, png, trace, (unsigned long long)rows[0].requests,
-            (unsigned long long)rows[0].unique, bytes ? "MiB" : "objects",
-            hi >= 8 * lo ? "set logscale x" : "", nl + 1, dat);
+    double unit = bytes ? 1024.0 * 1024 : 1.0, pad = hi >= 8 * lo ? 1.25 : 1.05;
+    double xlo = (double)lo / unit / pad, xhi = (double)hi / unit * pad;
+    if (lo == hi) {
+        xlo = (double)lo / unit / 2;
+        xhi = (double)hi / unit * 2;
+    }
+    fprintf(
+        f,
+        "# cudis-sim: miss ratio against cache size for %s (run: gnuplot %s)\n"
+        "set terminal pngcairo size 900,600 noenhanced\n"
+        "set output '%s'\n"
+        "set title 'cudis-sim: %s (%llu requests, %llu unique keys)'\n"
+        "set xlabel 'cache size (%s)'\n"
+        "set ylabel 'miss ratio'\n"
+        "set key top right\n"
+        "set grid\n"
+        "set yrange [0:*]\n"
+        "set xrange [%g:%g]\n"
+        "%s\n"
+        "plot for [i=2:%zu] '%s' using 1:i with linespoints pointsize 1.2 title columnheader(i)\n",
+        trace, gp_base, png_base, trace, (unsigned long long)rows[0].requests,
+        (unsigned long long)rows[0].unique, bytes ? "MiB" : "objects", xlo, xhi,
+        hi >= 8 * lo ? "set logscale x" : "", nl + 1, dat_base);
     fclose(f);
     if (!have_gnuplot()) {
         snprintf(msg, msg_len,
@@ -292,7 +329,7 @@ int sim_plot(const char *dir, const char *name, const sim_row *rows, size_t nrow
         return 1;
     }
     char cmd[2200];
-    snprintf(cmd, sizeof(cmd), "gnuplot '%s' 2>&1", gp);
+    snprintf(cmd, sizeof(cmd), "cd '%s' && gnuplot '%s' 2>&1", dir, gp_base);
     int rc = system(cmd);
     if (rc != 0) {
         snprintf(msg, msg_len, "gnuplot failed on %s (status %d)", gp, rc);

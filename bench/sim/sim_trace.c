@@ -207,8 +207,7 @@ static bool is_file(const char *path)
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
 }
 
-int sim_trace_load(const char *spec, const char *trace_dir, sim_trace *t, char *why,
-                   size_t why_len)
+int sim_trace_load(const char *spec, const char *trace_dir, sim_trace *t, char *why, size_t why_len)
 {
     static const char *const gens[] = {"zipf", "uniform", "scanzipf", "latest"};
     for (size_t i = 0; i < sizeof(gens) / sizeof(gens[0]); i++) {
@@ -749,10 +748,26 @@ int sim_parse_bytes(const char *s, uint64_t *out)
     }
     double mul = 1;
     switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1024.0 * 1024; end++; break;
-    case 'g': case 'G': mul = 1024.0 * 1024 * 1024; end++; break;
-    case 't': case 'T': mul = 1024.0 * 1024 * 1024 * 1024; end++; break;
+    case 'k':
+    case 'K':
+        mul = 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mul = 1024.0 * 1024;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mul = 1024.0 * 1024 * 1024;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        mul = 1024.0 * 1024 * 1024 * 1024;
+        end++;
+        break;
     default: break;
     }
     if (mul > 1 && (strcmp(end, "iB") == 0 || strcmp(end, "B") == 0)) {

@@ -18,13 +18,13 @@
 #include <stdint.h>
 
 typedef struct sim_trace {
-    char name[64];      /* short name: file name without extensions, or the generator spec */
-    char source[512];   /* where it came from (path or spec) */
-    uint64_t *keys;     /* n object ids, in request order */
-    uint32_t *sizes;    /* n object sizes in bytes, or NULL when the format has none */
-    size_t n;           /* requests */
-    size_t unique;      /* distinct ids */
-    uint32_t max_size;  /* largest object size (0 without sizes) */
+    char name[64];         /* short name: file name without extensions, or the generator spec */
+    char source[512];      /* where it came from (path or spec) */
+    uint64_t *keys;        /* n object ids, in request order */
+    uint32_t *sizes;       /* n object sizes in bytes, or NULL when the format has none */
+    size_t n;              /* requests */
+    size_t unique;         /* distinct ids */
+    uint32_t max_size;     /* largest object size (0 without sizes) */
     uint64_t unique_bytes; /* sum of each distinct object's size at its first request */
 } sim_trace;
 
@@ -78,15 +78,15 @@ enum sim_gen_kind {
 };
 
 typedef struct sim_gen_cfg {
-    int kind;             /* enum sim_gen_kind */
-    double exponent;      /* Zipf exponent s >= 0 (0.99 default) */
-    uint64_t keys;        /* distinct keys of the Zipf/uniform law (100000) */
-    uint64_t requests;    /* trace length (1000000) */
-    double scan_frac;     /* scanzipf: fraction of requests in scans (0.1) */
-    uint32_t scan_len;    /* scanzipf: keys per scan (1000) */
-    uint64_t scan_keys;   /* scanzipf: size of the cold range the scans walk (10 * keys) */
-    double insert_frac;   /* latest: fraction of requests that insert a new key (0.05) */
-    uint64_t seed;        /* 1 */
+    int kind;           /* enum sim_gen_kind */
+    double exponent;    /* Zipf exponent s >= 0 (0.99 default) */
+    uint64_t keys;      /* distinct keys of the Zipf/uniform law (100000) */
+    uint64_t requests;  /* trace length (1000000) */
+    double scan_frac;   /* scanzipf: fraction of requests in scans (0.1) */
+    uint32_t scan_len;  /* scanzipf: keys per scan (1000) */
+    uint64_t scan_keys; /* scanzipf: size of the cold range the scans walk (10 * keys) */
+    double insert_frac; /* latest: fraction of requests that insert a new key (0.05) */
+    uint64_t seed;      /* 1 */
 } sim_gen_cfg;
 
 /* Defaults for `kind` (values in the comments above). */
@@ -103,8 +103,8 @@ int sim_trace_generate(const sim_gen_cfg *g, sim_trace *t, char *why, size_t why
 /* Zipf sampler (Walker's alias method: exact probabilities, O(1) draws). */
 typedef struct sim_zipf {
     uint64_t n;
-    double *prob;     /* n acceptance thresholds */
-    uint32_t *alias;  /* n alternatives */
+    double *prob;    /* n acceptance thresholds */
+    uint32_t *alias; /* n alternatives */
 } sim_zipf;
 
 /* P(rank r) = (r+1)^-s / H(n,s), r in [0, n). n < 2^32. */

@@ -279,8 +279,8 @@ Test(sim_trace, zipf_trace_sane_and_seeded)
 {
     sim_gen_cfg g;
     char why[256];
-    cr_assert_eq(sim_gen_parse("zipf:s=1.2,keys=10K,n=200K,seed=7", &g, why, sizeof(why)),
-                 CUDIS_OK, "%s", why);
+    cr_assert_eq(sim_gen_parse("zipf:s=1.2,keys=10K,n=200K,seed=7", &g, why, sizeof(why)), CUDIS_OK,
+                 "%s", why);
     cr_assert_eq(g.kind, SIM_GEN_ZIPF);
     cr_assert_eq(g.keys, 10000);
     cr_assert_eq(g.requests, 200000);
@@ -334,9 +334,9 @@ Test(sim_trace, scan_and_latest_generators)
     sim_gen_cfg g;
     char why[256];
     sim_trace t;
-    cr_assert_eq(sim_gen_parse("scanzipf:s=0.9,keys=5000,n=300K,scan=0.2,len=500", &g, why,
-                               sizeof(why)),
-                 CUDIS_OK, "%s", why);
+    cr_assert_eq(
+        sim_gen_parse("scanzipf:s=0.9,keys=5000,n=300K,scan=0.2,len=500", &g, why, sizeof(why)),
+        CUDIS_OK, "%s", why);
     cr_assert_eq(sim_trace_generate(&g, &t, why, sizeof(why)), CUDIS_OK, "%s", why);
     /* scan keys live in their own id range (top byte 1) and come in runs */
     size_t scan = 0, runs = 0;

@@ -1,0 +1,40 @@
+/*
+ * sim_model.h - a reference model of the CCHT's replacement policy, written
+ * independently of cuckoo/ so that the simulator can tell an algorithmic
+ * gap to exact LRU from an implementation one (hashing, stamp clock, slack).
+ *
+ * The model: capacity/ways buckets of `ways` slots; a key may live in two
+ * buckets b1 != b2 (ideal 64-bit hash of the id and a seed); a lookup probes
+ * both and, on a hit, stamps the slot with the request's clock value (unless
+ * the stamp is younger than `slack` ticks, as the CCHT skips such writes);
+ * an insert takes a free slot of b1, then b2, else evicts the slot with the
+ * oldest stamp of the two buckets. The clock ticks once per request; 64-bit
+ * stamps (no wrap). Single-threaded, one request at a time.
+ */
+#ifndef SIM_MODEL_H
+#define SIM_MODEL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "sim_trace.h"
+
+typedef struct sim_model_cfg {
+    uint64_t capacity; /* slots (rounded up to whole buckets) */
+    uint32_t ways;     /* slots per bucket */
+    uint32_t slack;    /* skip a hit's stamp refresh when younger than this */
+    uint64_t seed;     /* hash seed */
+} sim_model_cfg;
+
+/* Parse a label "modelW" (slack 0) or "modelWs" (the CCHT's slack rule:
+ * slots/256, at most 1024). Returns true when `label` is a model label. */
+bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack);
+
+/* The slack the CCHT uses for a table of `slots` slots. */
+uint32_t sim_model_ccht_slack(uint64_t slots);
+
+/* Replay t; returns hits (of t->n requests), or -1 on allocation failure.
+ * *items_out (optional) gets the live items at the end. */
+int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *items_out);
+
+#endif /* SIM_MODEL_H */
