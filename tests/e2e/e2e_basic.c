@@ -668,3 +668,73 @@ Test(basic, shutdown)
     e2e_stop(&e2e_srv);
     redisFree(c);
 }
+
+/* cudis only: its own options are in CONFIG GET/SET and INFO engine shows
+ * the batch statistics. */
+Test(cudis_only, engine_config_and_batches)
+{
+    redisContext *c = e2e_connect();
+    const char *eng = getenv("CUDIS_E2E_ENGINE");
+    eng = eng && *eng ? eng : "cpu";
+    check_config(c, "engine", eng);
+    check_config(c, "batch-max-ops", "1024");
+    CHECK_OK(c, "CONFIG SET batch-max-ops 64");
+    check_config(c, "batch-max-ops", "64");
+    CHECK_OK(c, "CONFIG SET batch-max-wait-us 50");
+    check_config(c, "batch-max-wait-us", "50");
+    CHECK_ERR_PREFIX(c, "ERR CONFIG SET failed (possibly related to argument 'batch-max-ops')",
+                     "CONFIG SET batch-max-ops abc");
+    for (int i = 0; i < 1000; i++) {
+        redisAppendCommand(c, i % 2 ? "GET b:%d" : "SET b:%d v", i / 2);
+    }
+    for (int i = 0; i < 1000; i++) {
+        redisReply *r;
+        cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK);
+        freeReplyObject(r);
+    }
+    char *s = info(c, "engine");
+    const char *v = info_field(s, "engine");
+    cr_assert(v && strcmp(v, eng) == 0, "INFO engine: engine:%s", v ? v : "(missing)");
+    v = info_field(s, "batch_count");
+    cr_assert(v && atoll(v) > 0, "INFO engine: batch_count:%s", v ? v : "(missing)");
+    v = info_field(s, "batch_max_ops");
+    cr_assert(v && strcmp(v, "64") == 0, "INFO engine: batch_max_ops:%s", v ? v : "(missing)");
+    cr_assert(info_field(s, "batch_size_p99") && info_field(s, "batch_wait_us_p99"), "INFO engine: %s", s);
+    free(s);
+    redisFree(c);
+}
+
+/* cudis only: --engine picks the store; an unknown engine is refused. */
+Test(cudis_only, engine_selection)
+{
+    e2e_stop(&e2e_srv);
+    const char *null_eng[] = {"--engine", "null", NULL};
+    cr_assert(e2e_start(&e2e_srv, null_eng) == 0);
+    redisContext *c = e2e_connect();
+    CHECK_OK(c, "SET k v");
+    CHECK_NIL(c, "GET k"); /* the null engine stores nothing */
+    redisFree(c);
+    e2e_stop(&e2e_srv);
+    const char *lru[] = {"--engine", "lru", NULL};
+    cr_assert(e2e_start(&e2e_srv, lru) == 0);
+    c = e2e_connect();
+    CHECK_OK(c, "SET k v");
+    CHECK_STR(c, "v", "GET k");
+    char *s = info(c, "engine");
+    cr_assert(strstr(s, "\r\nengine:lru\r\n"), "INFO engine: %s", s);
+    free(s);
+    redisFree(c);
+    e2e_stop(&e2e_srv);
+    const char *bad[] = {"--engine", "nosuchengine", NULL};
+    cr_assert(e2e_spawn(&e2e_srv, bad) == 0);
+    int st = 0;
+    int64_t end = e2e_now_ms() + 10000;
+    pid_t w = 0;
+    while (e2e_now_ms() < end && (w = waitpid(e2e_srv.pid, &st, WNOHANG)) == 0) {
+        e2e_sleep_ms(10);
+    }
+    cr_assert_eq(w, e2e_srv.pid, "server with an unknown engine keeps running");
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "unknown engine: wait status %d", st);
+    e2e_srv.pid = 0;
+    e2e_stop(&e2e_srv);
+}

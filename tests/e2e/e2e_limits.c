@@ -280,6 +280,52 @@ Test(limits, many_connections)
     redisFree(d);
 }
 
+/* A cache over its memory budget evicts: every write is acknowledged, some
+ * keys go, and a key is either gone or has its latest value. */
+Test(limits, eviction)
+{
+    const char *redis_o[] = {"--maxmemory", "16mb", "--maxmemory-policy", "allkeys-lru", NULL};
+    const char *cudis_o[] = {"--maxmemory", "16mb", NULL};
+    start(e2e_is_redis() ? redis_o : cudis_o);
+    redisContext *c = e2e_connect();
+    enum { KEYS = 64000, VLEN = 1000 };
+    static char v[VLEN];
+    for (int round = 0; round < KEYS / 1000; round++) {
+        for (int i = round * 1000; i < (round + 1) * 1000; i++) {
+            memset(v, 'a' + i % 26, sizeof(v));
+            snprintf(v, 16, "%d:", i);
+            redisAppendCommand(c, "SET ev:%d %b", i, v, sizeof(v));
+        }
+        for (int i = 0; i < 1000; i++) {
+            redisReply *r;
+            cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "SET: %s", c->errstr);
+            cr_assert(r->type == REDIS_REPLY_STATUS, "SET over maxmemory: %s", e2e_reply_str(r));
+            freeReplyObject(r);
+        }
+    }
+    redisReply *r = e2e_cmd(c, "DBSIZE");
+    cr_assert(r->integer > 1000 && r->integer < KEYS, "DBSIZE %lld after writing %d x %d B into 16mb", r->integer,
+              KEYS, VLEN);
+    freeReplyObject(r);
+    int present = 0;
+    for (int i = 0; i < KEYS; i += 16) {
+        r = e2e_cmd(c, "GET ev:%d", i);
+        if (r->type == REDIS_REPLY_STRING) {
+            memset(v, 'a' + i % 26, sizeof(v));
+            snprintf(v, 16, "%d:", i);
+            cr_assert(r->len == VLEN && memcmp(r->str, v, VLEN) == 0, "ev:%d has a wrong value", i);
+            present++;
+        } else {
+            cr_assert_eq(r->type, REDIS_REPLY_NIL, "GET ev:%d: %s", i, e2e_reply_str(r));
+        }
+        freeReplyObject(r);
+    }
+    cr_assert(present > 0, "no key survived");
+    CHECK_OK(c, "SET after-eviction ok");
+    CHECK_STR(c, "ok", "GET after-eviction");
+    redisFree(c);
+}
+
 /* ------------------------------------------------------------------------
  * AUTH
  * ---------------------------------------------------------------------- */
