@@ -36,7 +36,8 @@ start_one() { # name binary -> prints nothing, sets _port
     local name=$1 bin=$2 extra
     _port=$(free_port)
     case "$(basename "$bin")" in
-        *redis*) extra=(--save "" --appendonly no --maxmemory-policy allkeys-lru) ;;
+        *redis*) extra=(--save "" --appendonly no --maxmemory-policy allkeys-lru
+                        --dir "${TMPDIR:-/tmp}" --dbfilename cudis-client-bench-none.rdb) ;;
         *) extra=(--engine "$ENGINE") ;;
     esac
     "$bin" --port "$_port" --bind 127.0.0.1 --maxmemory "$MAXMEMORY" "${extra[@]}" \

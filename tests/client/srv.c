@@ -8,11 +8,13 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <hiredis/hiredis.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -38,14 +40,23 @@ int srv_free_port(void)
     return ntohs(a.sin_port);
 }
 
-static bool can_connect(int port)
+/* Ready when PING answers PONG (or NOAUTH: it is up, with a password). */
+static bool is_ready(int port)
 {
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
-                            .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    bool ok = fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
-    if (fd >= 0) {
-        close(fd);
+    struct timeval tv = {0, 200000};
+    redisContext *c = redisConnectWithTimeout("127.0.0.1", port, tv);
+    bool ok = false;
+    if (c && !c->err) {
+        redisSetTimeout(c, tv);
+        redisReply *r = redisCommand(c, "PING");
+        ok = r && ((r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0) ||
+                   (r->type == REDIS_REPLY_ERROR && strncmp(r->str, "NOAUTH", 6) == 0));
+        if (r) {
+            freeReplyObject(r);
+        }
+    }
+    if (c) {
+        redisFree(c);
     }
     return ok;
 }
@@ -85,6 +96,10 @@ static int start_once(srv *s, const char *password, const char *maxmemory)
         argv[n++] = "no";
         argv[n++] = "--maxmemory-policy";
         argv[n++] = "allkeys-lru";
+        argv[n++] = "--dir"; /* never load someone's dump.rdb from the cwd */
+        argv[n++] = "/tmp";
+        argv[n++] = "--dbfilename";
+        argv[n++] = "cudis-client-test-none.rdb";
     } else {
         argv[n++] = "--engine";
         argv[n++] = "cpu";
@@ -95,6 +110,7 @@ static int start_once(srv *s, const char *password, const char *maxmemory)
         return -1;
     }
     if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL); /* never outlive a crashed test */
         FILE *devnull = fopen("/dev/null", "w");
         if (devnull && !getenv("CUDIS_CLIENT_SERVER_LOG")) {
             dup2(fileno(devnull), 1);
@@ -110,7 +126,7 @@ static int start_once(srv *s, const char *password, const char *maxmemory)
             s->pid = 0;
             return -1;
         }
-        if (can_connect(s->port) && access(s->sock, F_OK) == 0) {
+        if (access(s->sock, F_OK) == 0 && is_ready(s->port)) {
             return 0;
         }
         struct timespec ts = {0, 10 * 1000 * 1000};

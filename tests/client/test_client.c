@@ -83,7 +83,7 @@ Test(client, plain_command_and_pipeline)
     const char *a1[] = {"SET", "p", "1"}, *a2[] = {"GET", "p"}, *a3[] = {"NOSUCHCMD"};
     cudis_cmd cmds[3] = {{3, a1, NULL}, {2, a2, NULL}, {1, a3, NULL}};
     redisReply *rs[3];
-    cr_assert_eq(cudis_pipeline(c, 3, cmds, rs), 0);
+    cr_assert_eq(cudis_pipeline(c, 3, cmds, rs), 0, "%s", cudis_conn_errstr(c));
     cr_assert_eq(rs[1]->type, REDIS_REPLY_STRING);
     cr_assert_str_eq(rs[1]->str, "1");
     cr_assert_eq(rs[2]->type, REDIS_REPLY_ERROR);
