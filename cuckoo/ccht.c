@@ -14,7 +14,8 @@
 #include "cudis_time.h"
 
 #define CCHT_DEFAULT_SEED 0x5bd1e9955bd1e995ull
-#define CCHT_PIPE 8 /* ops hashed and prefetched ahead in a batch */
+#define CCHT_PIPE 16 /* ops hashed and bucket-prefetched ahead in a batch */
+#define CCHT_PIPE_ITEM 6 /* ops whose items are prefetched ahead */
 
 /* ------------------------------------------------------------------------
  * Creation
@@ -35,7 +36,17 @@ static void *map_zero(uint64_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
-    return p == MAP_FAILED ? NULL : p;
+    if (p == MAP_FAILED) {
+        return NULL;
+    }
+#ifdef MADV_HUGEPAGE
+    /* Random probes over a big index miss the TLB on 4 KiB pages (and a
+     * prefetch that misses the TLB may be dropped): ask for huge pages. */
+    if (bytes >= (2u << 20)) {
+        madvise(p, bytes, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
 }
 
 static void fail(char *why, size_t why_len, const char *msg)
@@ -668,8 +679,9 @@ int ccht_execute(ccht *t, cudis_batch *b)
     uint64_t base = __atomic_fetch_add(&t->clock, n, __ATOMIC_RELAXED);
     ccht_hkey ring[CCHT_PIPE];
     int8_t err[CCHT_PIPE];
-    /* Software pipeline: hash and prefetch the buckets CCHT_PIPE ops ahead,
-     * prefetch the candidate items CCHT_PIPE/2 ops ahead. */
+    /* Software pipeline: hash and prefetch the buckets CCHT_PIPE - 1 ops
+     * ahead, prefetch the candidate items CCHT_PIPE_ITEM ops ahead (their
+     * buckets have arrived by then). */
     for (uint32_t j = 0; j < n + CCHT_PIPE; j++) {
         if (j < n) {
             const cudis_op *op = &b->ops[j];
@@ -680,8 +692,8 @@ int ccht_execute(ccht *t, cudis_batch *b)
                 ccht_prefetch_buckets(&t->v, &ring[j % CCHT_PIPE]);
             }
         }
-        if (j >= CCHT_PIPE / 2 && j - CCHT_PIPE / 2 < n) {
-            uint32_t k = j - CCHT_PIPE / 2;
+        if (j >= CCHT_PIPE - 1 - CCHT_PIPE_ITEM && j - (CCHT_PIPE - 1 - CCHT_PIPE_ITEM) < n) {
+            uint32_t k = j - (CCHT_PIPE - 1 - CCHT_PIPE_ITEM);
             if (err[k % CCHT_PIPE] == CUDIS_OK) {
                 ccht_prefetch_items(&t->v, &ring[k % CCHT_PIPE]);
             }

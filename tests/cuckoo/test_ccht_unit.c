@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ccht.h"
+#include "ccht_bucket.h"
 #include "ccht_store.h"
 #include "cudis_err.h"
 #include "cudis_time.h"
@@ -684,4 +685,19 @@ Test(ccht, store_ops_table)
     ccht_store_ops.stats(s, &st);
     cr_assert_eq(st.items, 0);
     ccht_store_ops.destroy(s);
+}
+
+Test(ccht, fast_hash_equals_cudis_hash)
+{
+    uint8_t buf[200];
+    for (int i = 0; i < 200; i++) {
+        buf[i] = (uint8_t)(i * 131 + 7);
+    }
+    for (uint32_t len = 0; len <= 100; len++) {
+        for (uint32_t off = 0; off < 8; off++) {
+            uint64_t seed = 0x1234567ull * (len + 1);
+            cr_assert_eq(ccht_hash(buf + off, len, seed), cudis_hash(buf + off, len, seed),
+                         "len %u off %u", len, off);
+        }
+    }
 }
