@@ -201,6 +201,9 @@ static int conn_open(cudis_conn *c)
         conn_drop(c);
         return cudis_conn_fail(c, CUDIS_E_NOMEM, "out of memory creating readers");
     }
+    /* keep up to 1 MiB of read buffer between calls instead of freeing it */
+    c->rd_plain->maxbuf = 1 << 20;
+    c->rd_vec->maxbuf = 1 << 20;
     c->broken = false;
     if (c->password) {
         const char *argv[2] = {"AUTH", c->password};

@@ -397,7 +397,9 @@ int cudis_vget(cudis_conn *c, const cudis_table *t, size_t n, const uint64_t *id
                uint8_t *found, cudis_vresult *res)
 {
     vec_state s = {.t = t, .n = n, .ids = ids, .rows = rows, .found = found};
-    memset(found, CUDIS_ROW_FAILED, n);
+    if (n > 0) {
+        memset(found, CUDIS_ROW_FAILED, n);
+    }
     int rc = 0;
     if (n > 0) {
         rc = vec_run(c, &s, (n + t->opt.chunk_rows - 1) / t->opt.chunk_rows);
@@ -422,7 +424,9 @@ int cudis_vset(cudis_conn *c, const cudis_table *t, size_t n, const uint64_t *id
             return cudis_conn_fail(c, CUDIS_E_NOMEM, "out of memory");
         }
     }
-    memset(ok, 0, n);
+    if (n > 0) {
+        memset(ok, 0, n);
+    }
     vec_state s = {.t = t, .n = n, .ids = ids, .srows = rows, .ok = ok, .is_set = true};
     if (ttl_ms < 0) {
         free(own);

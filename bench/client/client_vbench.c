@@ -6,7 +6,8 @@
  * machine noise hits all of them alike. It also times cudis_vset() with a
  * TTL in both TTL modes (MSET+PEXPIRE vs SET PX). Prints a table with
  * p50/p99/p99.9 latency and rows/s per target and the ratio of each to the
- * last target, and writes CSV.
+ * last target, plus CPU time per call of the server (from INFO cpu) and of
+ * this client (a measure that machine noise hardly moves), and writes CSV.
  *
  * Usage: cudis-client-vbench --target cudis=PORT --target redis=PORT
  *        [--rows 1000] [--row-bytes 256] [--keys 100000] [--chunk 256]
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "cudis.h"
 #include "cudis_time.h"
@@ -33,7 +35,33 @@ typedef struct target {
     double busy_s;
     uint64_t rows_done, misses;
     double set_rows_s[2];
+    double srv_cpu_s, cli_cpu_s; /* CPU seconds of the server (INFO) and this client */
 } target;
+
+/* used_cpu_sys + used_cpu_user from INFO cpu (Redis and cudis-server both
+ * report them); -1 if unavailable. */
+static double server_cpu(cudis_conn *c)
+{
+    redisReply *r = NULL;
+    double v = -1;
+    if (cudis_command(c, &r, "INFO cpu") == 0 && r->type == REDIS_REPLY_STRING) {
+        const char *a = strstr(r->str, "used_cpu_sys:"), *b = strstr(r->str, "used_cpu_user:");
+        if (a && b) {
+            v = atof(a + 13) + atof(b + 14);
+        }
+    }
+    if (r) {
+        freeReplyObject(r);
+    }
+    return v;
+}
+
+static double thread_cpu(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
 
 static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
 static uint64_t rng(void)
@@ -182,6 +210,7 @@ int main(int argc, char **argv)
                 }
                 cudis_vget(t->c, tab, rows, q, buf, found, NULL);
             }
+            double scpu0 = server_cpu(t->c), ccpu0 = thread_cpu();
             start = cudis_mono_ns();
             uint64_t now = start;
             while (now < end) {
@@ -205,6 +234,10 @@ int main(int argc, char **argv)
                 t->misses += vr.misses;
             }
             t->busy_s += (double)(now - start) / 1e9;
+            t->cli_cpu_s += thread_cpu() - ccpu0;
+            double scpu1 = server_cpu(t->c);
+            t->srv_cpu_s = (scpu0 < 0 || scpu1 < 0 || t->srv_cpu_s < 0) ? -1
+                                                                         : t->srv_cpu_s + scpu1 - scpu0;
         }
     }
     /* TTL write modes: rows/s of vset with a TTL */
@@ -238,26 +271,30 @@ int main(int argc, char **argv)
         fprintf(stderr, "cannot write %s: %s\n", csv, strerror(errno));
     } else {
         fprintf(f, "target,rows,row_bytes,chunk,calls,p50_us,p99_us,p999_us,rows_per_s,"
-                   "miss_rows,vset_ttl_mset_pexpire_rows_s,vset_ttl_set_px_rows_s\n");
+                   "miss_rows,server_cpu_us_per_call,client_cpu_us_per_call,vset_ttl_mset_pexpire_rows_s,"
+                   "vset_ttl_set_px_rows_s\n");
     }
     printf("vector get: %zu rows x %zu B, %zu keys, chunk %zu, %d rounds\n", rows, rb, keys, chunk,
            rounds);
-    printf("%-10s %8s %9s %9s %9s %12s %9s %14s %14s\n", "target", "calls", "p50_us", "p99_us",
-           "p99.9_us", "rows/s", "ratio", "setTTL:MSET+PX", "setTTL:SETPX");
+    printf("%-8s %7s %8s %8s %9s %10s %7s %9s %9s %14s %13s\n", "target", "calls", "p50_us",
+           "p99_us", "p99.9_us", "rows/s", "ratio", "srvCPU/c", "cliCPU/c", "setTTL:MSET+PX",
+           "setTTL:SETPX");
     double base_rps = tg[nt - 1].rows_done / tg[nt - 1].busy_s;
     for (int k = 0; k < nt; k++) {
         target *t = &tg[k];
         qsort(t->lat_us, t->nlat, sizeof(double), cmp_double);
         double rps = (double)t->rows_done / t->busy_s;
-        printf("%-10s %8zu %9.1f %9.1f %9.1f %12.0f %8.2fx %14.0f %14.0f\n", t->name, t->nlat,
-               pct(t->lat_us, t->nlat, 0.5), pct(t->lat_us, t->nlat, 0.99),
-               pct(t->lat_us, t->nlat, 0.999), rps, rps / base_rps, t->set_rows_s[0],
+        double scpu = t->srv_cpu_s < 0 ? -1 : t->srv_cpu_s * 1e6 / (double)t->nlat;
+        double ccpu = t->cli_cpu_s * 1e6 / (double)t->nlat;
+        printf("%-8s %7zu %8.1f %8.1f %9.1f %10.0f %6.2fx %9.1f %9.1f %14.0f %13.0f\n", t->name,
+               t->nlat, pct(t->lat_us, t->nlat, 0.5), pct(t->lat_us, t->nlat, 0.99),
+               pct(t->lat_us, t->nlat, 0.999), rps, rps / base_rps, scpu, ccpu, t->set_rows_s[0],
                t->set_rows_s[1]);
         if (f) {
-            fprintf(f, "%s,%zu,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.0f,%llu,%.0f,%.0f\n", t->name, rows, rb,
-                    chunk, t->nlat, pct(t->lat_us, t->nlat, 0.5), pct(t->lat_us, t->nlat, 0.99),
-                    pct(t->lat_us, t->nlat, 0.999), rps, (unsigned long long)t->misses,
-                    t->set_rows_s[0], t->set_rows_s[1]);
+            fprintf(f, "%s,%zu,%zu,%zu,%zu,%.1f,%.1f,%.1f,%.0f,%llu,%.1f,%.1f,%.0f,%.0f\n", t->name,
+                    rows, rb, chunk, t->nlat, pct(t->lat_us, t->nlat, 0.5),
+                    pct(t->lat_us, t->nlat, 0.99), pct(t->lat_us, t->nlat, 0.999), rps,
+                    (unsigned long long)t->misses, scpu, ccpu, t->set_rows_s[0], t->set_rows_s[1]);
         }
         if (t->misses) {
             printf("  note: %s missed %llu rows (evicted?)\n", t->name,

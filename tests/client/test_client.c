@@ -155,6 +155,11 @@ Test(client, key_scheme)
     cr_assert_eq(r->type, REDIS_REPLY_STRING);
     cr_assert(r->len == 4 && memcmp(r->str, "abcd", 4) == 0);
     freeReplyObject(r);
+    /* empty batches are no-ops */
+    cudis_vresult vr;
+    cr_assert_eq(cudis_vget(c, t, 0, NULL, NULL, NULL, &vr), 0);
+    cr_assert_eq(vr.answered + vr.failed, 0);
+    cr_assert_eq(cudis_vset(c, t, 0, NULL, NULL, 0, NULL, &vr), 0);
     cudis_close(c);
     cudis_table_destroy(t);
 }
