@@ -151,7 +151,8 @@ void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_
         nb >>= 1;
     }
     if (cfg->memory_bytes < fixed + table_bytes(nb) + bl_malloc_size(sizeof(bl_item) + 2)) {
-        snprintf(why, why_len, "%s: memory budget of %" PRIu64 " bytes is too small (needs at least %" PRIu64 ")",
+        snprintf(why, why_len,
+                 "%s: memory budget of %" PRIu64 " bytes is too small (needs at least %" PRIu64 ")",
                  pol->name, cfg->memory_bytes,
                  fixed + table_bytes(nb) + bl_malloc_size(sizeof(bl_item) + 2));
         return NULL;
@@ -361,16 +362,13 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
         touched = true;
         break;
     }
-    case CUDIS_ACT_SETEXP:
-        it->expire_ms = plan.expire_ms;
-        break;
+    case CUDIS_ACT_SETEXP: it->expire_ms = plan.expire_ms; break;
     case CUDIS_ACT_DELETE:
         do_remove(c, it);
         it = NULL;
         touched = true;
         break;
-    default:
-        break;
+    default: break;
     }
 
     /* 5. recency and hit/miss */
@@ -542,8 +540,8 @@ void bl_stats(void *store, cudis_stats *out)
     out->misses = c->misses;
     out->evict_memory = c->evict_memory;
     out->evict_expired = c->evict_expired;
-    uint64_t per = bl_malloc_size(sizeof(bl_item) + c->expected_item_bytes) +
-                   c->pol->item_extra + sizeof(bl_item *);
+    uint64_t per = bl_malloc_size(sizeof(bl_item) + c->expected_item_bytes) + c->pol->item_extra +
+                   sizeof(bl_item *);
     uint64_t cap = out->index_bytes < c->budget ? (c->budget - out->index_bytes) / per : 0;
     if (c->max_items != 0 && c->max_items < cap) {
         cap = c->max_items;

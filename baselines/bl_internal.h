@@ -14,13 +14,13 @@
 
 /* One key/value pair: one malloc holding the header, the key, the value. */
 typedef struct bl_item {
-    struct bl_item *hnext;      /* hash chain */
-    struct bl_item *prev, *next;/* policy list (toward head = newer/hotter) */
-    struct bl_freq *freq;       /* LFU: the frequency bucket holding the item */
+    struct bl_item *hnext;       /* hash chain */
+    struct bl_item *prev, *next; /* policy list (toward head = newer/hotter) */
+    struct bl_freq *freq;        /* LFU: the frequency bucket holding the item */
     uint64_t hash;
-    int64_t expire_ms;          /* 0 = none */
+    int64_t expire_ms; /* 0 = none */
     uint32_t key_len, val_len;
-    uint8_t data[];             /* key bytes, then value bytes */
+    uint8_t data[]; /* key bytes, then value bytes */
 } bl_item;
 
 /* LFU: all items with one access count, most recent at head. */
@@ -35,13 +35,13 @@ typedef struct bl_cache bl_cache;
 /* What a policy does to its ordering; the core calls these with the lock held. */
 typedef struct bl_policy {
     const char *name;
-    uint32_t item_extra;        /* bytes charged per item for policy nodes */
-    bool (*insert)(bl_cache *c, bl_item *it);          /* a new key enters; false: no memory */
-    void (*remove)(bl_cache *c, bl_item *it);          /* a key leaves */
+    uint32_t item_extra;                      /* bytes charged per item for policy nodes */
+    bool (*insert)(bl_cache *c, bl_item *it); /* a new key enters; false: no memory */
+    void (*remove)(bl_cache *c, bl_item *it); /* a key leaves */
     void (*replace)(bl_cache *c, bl_item *old, bl_item *nit); /* nit takes old's place */
-    void (*touch)(bl_cache *c, bl_item *it);           /* hit / write / TOUCH */
-    bl_item *(*victim)(bl_cache *c, const bl_item *skip); /* next to evict, not skip */
-    void (*clear)(bl_cache *c);                        /* every item is gone */
+    void (*touch)(bl_cache *c, bl_item *it);                  /* hit / write / TOUCH */
+    bl_item *(*victim)(bl_cache *c, const bl_item *skip);     /* next to evict, not skip */
+    void (*clear)(bl_cache *c);                               /* every item is gone */
 } bl_policy;
 
 struct bl_cache {
@@ -61,18 +61,18 @@ struct bl_cache {
 
     /* accounting */
     uint64_t items;
-    uint64_t bytes_used;        /* fixed + table + item charges */
-    uint64_t fixed_bytes;       /* this struct */
+    uint64_t bytes_used;  /* fixed + table + item charges */
+    uint64_t fixed_bytes; /* this struct */
     uint64_t key_bytes, value_bytes;
     uint64_t hits, misses, evict_memory, evict_expired;
     uint32_t expected_item_bytes;
 
-    uint64_t rng;               /* random_key */
-    uint64_t sweep_pos;         /* next bucket for sweep */
+    uint64_t rng;       /* random_key */
+    uint64_t sweep_pos; /* next bucket for sweep */
 
     /* policy state */
-    bl_item *head, *tail;       /* LRU / FIFO list */
-    bl_freq *fhead;             /* LFU: lowest count first */
+    bl_item *head, *tail; /* LRU / FIFO list */
+    bl_freq *fhead;       /* LFU: lowest count first */
 };
 
 extern const bl_policy bl_policy_lru, bl_policy_fifo, bl_policy_lfu;

@@ -285,7 +285,7 @@ static void *lfu_create(const engine_config *cfg, char *why, size_t why_len)
 
 #define BL_OPS(NAME, DESC)                                                                         \
     {                                                                                              \
-        .name = #NAME, .description = DESC, .concurrent = false, .create = NAME##_create,         \
+        .name = #NAME, .description = DESC, .concurrent = false, .create = NAME##_create,          \
         .destroy = bl_destroy, .execute = bl_execute, .scan = bl_scan,                             \
         .random_key = bl_random_key, .flush = bl_flush, .sweep = bl_sweep, .stats = bl_stats,      \
         .reset_stats = bl_reset_stats, .info = bl_info,                                            \

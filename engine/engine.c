@@ -41,10 +41,8 @@ static const engine_row engine_rows[] = {
 #else
     {"gpu", NULL, "this build has no CUDA engine (nvcc not found or CUDA disabled at build time)"},
 #endif
-    {"lru", &lru_store_ops, NULL},
-    {"fifo", &fifo_store_ops, NULL},
-    {"lfu", &lfu_store_ops, NULL},
-    {"null", &null_store_ops, NULL},
+    {"lru", &lru_store_ops, NULL},  {"fifo", &fifo_store_ops, NULL},
+    {"lfu", &lfu_store_ops, NULL},  {"null", &null_store_ops, NULL},
 };
 
 #define N_ROWS (sizeof(engine_rows) / sizeof(engine_rows[0]))
@@ -90,8 +88,7 @@ static const engine_row *find_row(const char *name)
 }
 
 /* Create the store of one row; NULL with why on failure. */
-static void *row_create(const engine_row *row, const engine_config *cfg, char *why,
-                        size_t why_len)
+static void *row_create(const engine_row *row, const engine_config *cfg, char *why, size_t why_len)
 {
     if (row->ops == NULL) {
         snprintf(why, why_len, "%s: %s", row->name, row->missing);

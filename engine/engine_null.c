@@ -66,16 +66,15 @@ static int null_execute(void *store, cudis_batch *b)
     return CUDIS_OK;
 }
 
-static int null_scan(void *store, uint64_t cursor, uint32_t count, int64_t now_ms,
-                     cudis_scan_fn fn, void *arg, uint64_t *next)
+static int null_scan(void *store, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+                     void *arg, uint64_t *next)
 {
     (void)store, (void)cursor, (void)count, (void)now_ms, (void)fn, (void)arg;
     *next = 0;
     return CUDIS_OK;
 }
 
-static int null_random_key(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap,
-                           uint32_t *len)
+static int null_random_key(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
 {
     (void)store, (void)now_ms, (void)buf, (void)cap;
     *len = 0;

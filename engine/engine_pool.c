@@ -22,16 +22,16 @@ struct engine_pool {
     pthread_mutex_t busy; /* held by the one caller whose batch the pool runs */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
-    uint32_t nthreads;    /* workers + the caller */
+    uint32_t nthreads; /* workers + the caller */
     pthread_t *tids;
     uint32_t started;
     uint64_t gen;
     uint32_t pending;
-    uint32_t active;      /* chunks in the current job */
+    uint32_t active; /* chunks in the current job */
     bool stop;
     const engine_store_ops *ops;
     void *store;
-    cudis_batch *sub;     /* nthreads sub-batches */
+    cudis_batch *sub; /* nthreads sub-batches */
     int *rc;
 };
 
@@ -137,8 +137,8 @@ void engine_pool_destroy(engine_pool *p)
 }
 
 /* Pack the chunks' slices to the front, then re-run OUTBUF ops serially. */
-static int pool_finish(engine_pool *p, const engine_store_ops *ops, void *store,
-                       cudis_batch *batch, uint32_t n, uint64_t base)
+static int pool_finish(engine_pool *p, const engine_store_ops *ops, void *store, cudis_batch *batch,
+                       uint32_t n, uint64_t base)
 {
     uint64_t pos = base;
     for (uint32_t k = 0; k < n; k++) {

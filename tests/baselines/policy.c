@@ -86,7 +86,7 @@ Test(lru, write_and_touch_refresh_exists_does_not)
     set(e, "d");
     expect_keys(e, "a b c d", "a c d");
     t_op(e, T_NOW, CUDIS_OP_EXISTS, CUDIS_F_TOUCH, "c", NULL, 0, 0); /* TOUCH refreshes */
-    present(e, "a");                                                /* EXISTS does not */
+    present(e, "a");                                                 /* EXISTS does not */
     set(e, "e");
     expect_keys(e, "a b c d e", "c d e");
     t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "n", NULL, 1, 0);

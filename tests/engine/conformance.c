@@ -258,7 +258,8 @@ ENGINE_TEST(binary_safe)
     cr_assert_eq(t.res[3].flags, 0);
     /* values do not overlap in the out buffer */
     cr_assert_leq(t.res[0].val_off + 300, t.b.out_len);
-    cr_assert(t.res[2].val_off >= t.res[0].val_off + 300 || t.res[2].val_off + 9 <= t.res[0].val_off);
+    cr_assert(t.res[2].val_off >= t.res[0].val_off + 300 ||
+              t.res[2].val_off + 9 <= t.res[0].val_off);
     tb_free(&t);
     engine_destroy(e);
 }
@@ -385,8 +386,16 @@ ENGINE_TEST(incrby)
     cr_assert_eq(r.r.num, -5);
     t_expect(e, T_NOW, "n", "-5");
 
-    static const char *bad[] = {"abc", "", " 1", "1 ", "+1", "01", "-0", "1.5",
-                                "99999999999999999999", "9223372036854775808"};
+    static const char *bad[] = {"abc",
+                                "",
+                                " 1",
+                                "1 ",
+                                "+1",
+                                "01",
+                                "-0",
+                                "1.5",
+                                "99999999999999999999",
+                                "9223372036854775808"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         T_SET(e, "b", bad[i]);
         r = t_op(e, T_NOW, CUDIS_OP_INCRBY, 0, "b", NULL, 1, 0);
@@ -937,7 +946,7 @@ ENGINE_TEST(budget_never_exceeded)
     tb_run(e, &big, T_NOW);
     for (uint32_t i = 0; i < 3; i++) {
         cr_assert(big.res[i].status == CUDIS_OK || big.res[i].status == CUDIS_E_FULL ||
-                  big.res[i].status == CUDIS_E_VALTOOBIG,
+                      big.res[i].status == CUDIS_E_VALTOOBIG,
                   "status %d", big.res[i].status);
     }
     check_budget(e);
@@ -1009,9 +1018,7 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
             switch (r % 12) {
             case 0:
             case 1:
-            case 2:
-                tb_op(&t, CUDIS_OP_GET, 0, k, (uint32_t)kl, NULL, 0, 0, 0);
-                break;
+            case 2: tb_op(&t, CUDIS_OP_GET, 0, k, (uint32_t)kl, NULL, 0, 0, 0); break;
             case 3:
             case 4:
                 fl = (r & 0x1000) ? CUDIS_F_NX : (r & 0x2000) ? CUDIS_F_XX : 0;
@@ -1019,12 +1026,8 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
                 fl |= (r & 0x8000) ? CUDIS_F_KEEPTTL : 0;
                 tb_op(&t, CUDIS_OP_SET, fl, k, (uint32_t)kl, v, vl, 0, exp);
                 break;
-            case 5:
-                tb_op(&t, CUDIS_OP_DEL, 0, k, (uint32_t)kl, NULL, 0, 0, 0);
-                break;
-            case 6:
-                tb_op(&t, CUDIS_OP_APPEND, 0, k, (uint32_t)kl, v, vl % 8, 0, 0);
-                break;
+            case 5: tb_op(&t, CUDIS_OP_DEL, 0, k, (uint32_t)kl, NULL, 0, 0, 0); break;
+            case 6: tb_op(&t, CUDIS_OP_APPEND, 0, k, (uint32_t)kl, v, vl % 8, 0, 0); break;
             case 7:
                 tb_op(&t, CUDIS_OP_INCRBY, 0, k, (uint32_t)kl, NULL, 0, (int64_t)(r % 7) - 3, 0);
                 break;
@@ -1033,12 +1036,11 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
                       now - 2 + (int64_t)((r >> 20) % 40));
                 break;
             case 9:
-                tb_op(&t, (r & 0x10) ? CUDIS_OP_PERSIST : CUDIS_OP_TTL, 0, k, (uint32_t)kl, NULL,
-                      0, 0, 0);
+                tb_op(&t, (r & 0x10) ? CUDIS_OP_PERSIST : CUDIS_OP_TTL, 0, k, (uint32_t)kl, NULL, 0,
+                      0, 0);
                 break;
             case 10:
-                tb_op(&t, CUDIS_OP_SETRANGE, 0, k, (uint32_t)kl, v, vl % 5, (int64_t)(r >> 60),
-                      0);
+                tb_op(&t, CUDIS_OP_SETRANGE, 0, k, (uint32_t)kl, v, vl % 5, (int64_t)(r >> 60), 0);
                 break;
             default:
                 fl = (r & 0x10) ? CUDIS_F_DEL : (r & 0x20) ? CUDIS_F_PERSIST : CUDIS_F_SETEXP;
@@ -1087,8 +1089,8 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
             }
             if (op->code == CUDIS_OP_GET || op->code == CUDIS_OP_TTL) {
                 if (found) {
-                    cr_assert_eq(res->num, mk->exp ? mk->exp : -1, "round %d m%d: expiry",
-                                 round, keys_in[i]);
+                    cr_assert_eq(res->num, mk->exp ? mk->exp : -1, "round %d m%d: expiry", round,
+                                 keys_in[i]);
                 }
             }
             cr_assert_eq(mres.flags & CUDIS_R_DONE, res->flags & CUDIS_R_DONE,

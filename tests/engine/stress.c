@@ -62,8 +62,8 @@ int main(void)
 #include "engine.h"
 
 #define S_THREADS 4
-#define S_HOT 48      /* hot string keys */
-#define S_COUNTERS 8  /* INCRBY-only keys */
+#define S_HOT 48     /* hot string keys */
+#define S_COUNTERS 8 /* INCRBY-only keys */
 #define S_BATCH 48
 #define S_ROUNDS 250
 
@@ -75,8 +75,8 @@ typedef struct sctx {
     bool exact_counters;
     uint64_t budget;
     int tid;
-    bool slab;     /* the CCHT's slab arena (cpu, gpu): see run_engine */
-    uint64_t full; /* CUDIS_E_FULL answers (slab engines only) */
+    bool slab;                 /* the CCHT's slab arena (cpu, gpu): see run_engine */
+    uint64_t full;             /* CUDIS_E_FULL answers (slab engines only) */
     uint64_t incr[S_COUNTERS]; /* this thread's increments per counter */
     volatile int *stop;
     int errors;
@@ -168,17 +168,13 @@ static void *worker(void *arg)
                     op->val_len = make_value(in + op->val_off, keys[n], fill, r);
                     break;
                 }
-                case 3:
-                    op->code = CUDIS_OP_DEL;
-                    break;
+                case 3: op->code = CUDIS_OP_DEL; break;
                 case 4:
                     op->code = CUDIS_OP_GET;
                     op->flags = CUDIS_F_SETEXP;
                     op->expire_ms = 1000000 + (int64_t)round;
                     break;
-                default:
-                    op->code = CUDIS_OP_GET;
-                    break;
+                default: op->code = CUDIS_OP_GET; break;
                 }
             }
             op->key_off = inl;
@@ -187,8 +183,13 @@ static void *worker(void *arg)
             inl += (uint64_t)kl + op->val_len;
             n++;
         }
-        cudis_batch b = {.ops = ops, .n_ops = n, .in = in, .res = res, .out = out,
-                         .out_cap = sizeof(out), .now_ms = 1000};
+        cudis_batch b = {.ops = ops,
+                         .n_ops = n,
+                         .in = in,
+                         .res = res,
+                         .out = out,
+                         .out_cap = sizeof(out),
+                         .now_ms = 1000};
         int rc = engine_execute(c->e, &b);
         cr_assert(rc == CUDIS_OK, "execute: %d", rc);
         for (uint32_t i = 0; i < n; i++) {
@@ -309,8 +310,8 @@ static void run_engine(const char *name, uint64_t budget, uint32_t threads)
             int kl = snprintf(key, sizeof(key), "ctr%d", k);
             cudis_op op = {.code = CUDIS_OP_INCRBY, .key_len = (uint32_t)kl, .arg = 0};
             cudis_result r;
-            cudis_batch b = {.ops = &op, .n_ops = 1, .in = (const uint8_t *)key, .res = &r,
-                             .now_ms = 1000};
+            cudis_batch b = {
+                .ops = &op, .n_ops = 1, .in = (const uint8_t *)key, .res = &r, .now_ms = 1000};
             cr_assert(engine_execute(e, &b) == CUDIS_OK);
             cr_assert(r.status == CUDIS_OK);
             cr_assert((uint64_t)r.num == want, "%s: counter %d is %lld, want %llu (lost INCRBY)",

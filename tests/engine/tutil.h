@@ -124,7 +124,7 @@ static inline const uint8_t *tb_val(const tbatch *t, uint32_t i)
 
 typedef struct tres {
     cudis_result r;
-    char val[4096];  /* NUL-terminated copy of the value (when VALUE) */
+    char val[4096]; /* NUL-terminated copy of the value (when VALUE) */
 } tres;
 
 static inline tres t_op(engine *e, int64_t now, uint8_t code, uint16_t flags, const char *k,
@@ -155,8 +155,8 @@ static inline void t_expect(engine *e, int64_t now, const char *k, const char *v
     tres r = t_op(e, now, CUDIS_OP_GET, 0, k, NULL, 0, 0);
     cr_assert_eq(r.r.status, CUDIS_OK, "GET %s: status %d", k, r.r.status);
     if (v == NULL) {
-        cr_assert_eq(r.r.flags & (CUDIS_R_FOUND | CUDIS_R_VALUE), 0, "GET %s: expected a miss, got '%s'", k,
-                     r.val);
+        cr_assert_eq(r.r.flags & (CUDIS_R_FOUND | CUDIS_R_VALUE), 0,
+                     "GET %s: expected a miss, got '%s'", k, r.val);
     } else {
         cr_assert_eq(r.r.flags & (CUDIS_R_FOUND | CUDIS_R_VALUE), CUDIS_R_FOUND | CUDIS_R_VALUE,
                      "GET %s: expected '%s', got a miss", k, v);
