@@ -477,6 +477,8 @@ static void run_row(const sim_opts *o, const sim_trace *t, sim_engine_spec *es, 
         }
         r->speed_threads[r->nspeed] = o->threads[i];
         r->speed_rps[r->nspeed] = s.req_per_s;
+        r->speed_cpu_ns[r->nspeed] =
+            s.total_requests ? s.cpu_seconds * 1e9 / (double)s.total_requests : 0;
         r->speed_hit[r->nspeed] = s.total_requests ? (double)s.total_hits / s.total_requests : 0;
         r->nspeed++;
     }

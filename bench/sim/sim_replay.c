@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cudis_err.h"
 #include "cudis_op.h"
@@ -59,7 +60,15 @@ typedef struct sim_worker {
     int err;
     char why[160];
     uint64_t t0, t1;
+    uint64_t cpu0, cpu1; /* this thread's CPU time (ns) */
 } sim_worker;
+
+static uint64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 static inline size_t req_at(const sim_worker *w, size_t i)
 {
@@ -298,10 +307,12 @@ static void *worker_main(void *arg)
     if (w->start != NULL) {
         pthread_barrier_wait(w->start);
     }
+    w->cpu0 = thread_cpu_ns();
     w->t0 = cudis_mono_ns();
     if (w->cfg->mode == SIM_REPLAY_LOOKASIDE) {
         replay_lookaside(w);
         w->t1 = cudis_mono_ns();
+        w->cpu1 = thread_cpu_ns();
         return NULL;
     }
     size_t pos = 0;
@@ -317,6 +328,7 @@ static void *worker_main(void *arg)
         }
     }
     w->t1 = cudis_mono_ns();
+    w->cpu1 = thread_cpu_ns();
     return NULL;
 }
 
@@ -527,6 +539,9 @@ int sim_run(const sim_trace *t, const sim_run_cfg *cfg, sim_run_result *out, cha
         out->total_requests += req;
         out->total_hits += hits;
         out->seconds += (double)(t1 - t0) / 1e9;
+        for (uint32_t k = 0; k < T; k++) {
+            out->cpu_seconds += (double)(ws[k].cpu1 - ws[k].cpu0) / 1e9;
+        }
         if (out->seconds >= cfg->min_seconds) {
             break;
         }

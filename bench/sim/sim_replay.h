@@ -70,6 +70,7 @@ typedef struct sim_run_result {
     uint64_t total_requests; /* all passes */
     uint64_t total_hits;
     double seconds;      /* replay time, all passes (threads overlap: wall time) */
+    double cpu_seconds;  /* CPU time of the replaying threads, all passes, summed */
     double req_per_s;    /* total_requests / seconds */
     uint64_t calls;      /* engine_execute calls, all passes */
     uint64_t set_failed; /* SETs the engine refused, all passes (object > budget...) */

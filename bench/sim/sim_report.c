@@ -104,6 +104,11 @@ void sim_table_header(FILE *f, const uint32_t *threads, uint32_t nthreads, bool 
         snprintf(h, sizeof(h), "xLRU@%u", threads[nthreads - 1]);
         fprintf(f, " %7s", h);
     }
+    for (uint32_t i = 0; i < nthreads; i++) {
+        char h[24];
+        snprintf(h, sizeof(h), "cpu-ns@%u", threads[i]);
+        fprintf(f, " %9s", h);
+    }
     fprintf(f, "\n");
 }
 
@@ -143,6 +148,9 @@ void sim_table_row(FILE *f, const sim_row *r)
             fprintf(f, " %7.2f", r->speed_vs_lru);
         }
     }
+    for (uint32_t i = 0; i < r->nspeed; i++) {
+        fprintf(f, " %9.1f", r->speed_cpu_ns[i]);
+    }
     fprintf(f, "\n");
 }
 
@@ -152,11 +160,13 @@ void sim_table_row(FILE *f, const sim_row *r)
 
 void sim_csv_header(FILE *f, const uint32_t *threads, uint32_t nthreads)
 {
-    fprintf(f, "trace,requests,unique,capacity_kind,fraction,capacity,engine,label,ways,replay,"
-               "batch,hits,hit_ratio,miss_ratio,ref_hit_ratio,delta_lru_pt,batch1_equal,"
-               "items,bytes_used,bytes_budget,set_failed,engine_calls,exact_seconds");
+    fprintf(f,
+            "trace,requests,unique,capacity_kind,fraction,capacity,engine,label,ways,replay,"
+            "batch,hits,hit_ratio,miss_ratio,ref_hit_ratio,delta_lru_pt,batch1_equal,batch1_hits,"
+            "items,bytes_used,bytes_budget,set_failed,engine_calls,exact_seconds");
     for (uint32_t i = 0; i < nthreads; i++) {
-        fprintf(f, ",lookaside_hit_ratio_t%u,req_per_s_t%u", threads[i], threads[i]);
+        fprintf(f, ",lookaside_hit_ratio_t%u,req_per_s_t%u,cpu_ns_per_req_t%u", threads[i],
+                threads[i], threads[i]);
     }
     fprintf(f, ",speed_vs_lru,error\n");
 }
@@ -180,15 +190,17 @@ void sim_csv_row(FILE *f, const sim_row *r)
     } else {
         fprintf(f, "%.4f,", r->delta_lru);
     }
-    fprintf(f, "%s,%llu,%llu,%llu,%llu,%llu,%.6f",
-            r->batch1 < 0 ? ""
-            : r->batch1   ? "1"
-                          : "0",
-            (unsigned long long)r->hit.stats.items, (unsigned long long)r->hit.stats.bytes_used,
+    if (r->batch1 < 0) {
+        fprintf(f, ",,");
+    } else {
+        fprintf(f, "%d,%llu,", r->batch1, (unsigned long long)r->batch1_hits);
+    }
+    fprintf(f, "%llu,%llu,%llu,%llu,%llu,%.6f", (unsigned long long)r->hit.stats.items,
+            (unsigned long long)r->hit.stats.bytes_used,
             (unsigned long long)r->hit.stats.bytes_budget, (unsigned long long)r->hit.set_failed,
             (unsigned long long)r->hit.calls, r->hit.seconds);
     for (uint32_t i = 0; i < r->nspeed; i++) {
-        fprintf(f, ",%.6f,%.0f", r->speed_hit[i], r->speed_rps[i]);
+        fprintf(f, ",%.6f,%.0f,%.1f", r->speed_hit[i], r->speed_rps[i], r->speed_cpu_ns[i]);
     }
     if (isnan(r->speed_vs_lru)) {
         fprintf(f, ",");

@@ -33,10 +33,11 @@ typedef struct sim_row {
     uint64_t batch1_hits;
     uint32_t nspeed;
     uint32_t speed_threads[SIM_MAX_T];
-    double speed_rps[SIM_MAX_T]; /* look-aside replay, requests/s */
-    double speed_hit[SIM_MAX_T]; /* hit ratio of those passes */
-    double speed_vs_lru;         /* rps / LRU's rps at the largest thread count, or NAN */
-    char error[200];             /* non-empty: the run failed */
+    double speed_rps[SIM_MAX_T];    /* look-aside replay, requests/s */
+    double speed_hit[SIM_MAX_T];    /* hit ratio of those passes */
+    double speed_cpu_ns[SIM_MAX_T]; /* CPU ns per request (threads summed) */
+    double speed_vs_lru;            /* rps / LRU's rps at the largest thread count, or NAN */
+    char error[200];                /* non-empty: the run failed */
 } sim_row;
 
 /* Reference hit ratio for (trace name, fraction, "lru"/"fifo"), or NAN;
