@@ -144,6 +144,16 @@ Test(registry, auto_says_why)
     cr_assert_eq(strncmp(why, "auto:", 5), 0, "why: %s", why);
     cr_assert_neq(strstr(why, engine_name(e)), NULL, "why '%s' must name %s", why, engine_name(e));
     cr_assert_str_neq(engine_name(e), "auto");
+    /* gpu when it can be created, else cpu (when built) */
+    char gwhy[256];
+    engine *g = engine_create("gpu", NULL, gwhy, sizeof(gwhy));
+    if (g != NULL) {
+        cr_assert_str_eq(engine_name(e), "gpu");
+        engine_destroy(g);
+    } else if (name_known("cpu")) {
+        cr_assert_str_eq(engine_name(e), "cpu");
+        cr_assert_neq(strstr(why, "gpu unavailable"), NULL, "why: %s", why);
+    }
     engine_destroy(e);
 }
 
