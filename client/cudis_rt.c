@@ -384,9 +384,102 @@ static void rt_enqueue(cudis_rt *rt, size_t m, const uint64_t *ids)
     }
 }
 
-int cudis_rt_get(cudis_rt *rt, size_t n, const uint64_t *ids, void *rows, uint8_t *found)
+/* Distinct ids of the misses: uids[0..*u) and, per miss j, slot[j] = its
+ * index in uids. A request often names a hot id twice; the loader and the
+ * write-back then see it once (and no MSET carries one key twice). */
+static int dedupe(size_t m, const uint64_t *mids, uint64_t *uids, size_t *slot, size_t *u)
+{
+    size_t cap = 16;
+    while (cap < 2 * m) {
+        cap *= 2;
+    }
+    size_t *tab = calloc(cap, sizeof(*tab)); /* uids index + 1; 0 = empty */
+    if (!tab) {
+        return CUDIS_E_NOMEM;
+    }
+    *u = 0;
+    for (size_t j = 0; j < m; j++) {
+        size_t h = set_slot(mids[j], cap - 1);
+        while (tab[h] && uids[tab[h] - 1] != mids[j]) {
+            h = (h + 1) & (cap - 1);
+        }
+        if (!tab[h]) {
+            uids[*u] = mids[j];
+            tab[h] = ++*u;
+        }
+        slot[j] = tab[h] - 1;
+    }
+    free(tab);
+    return 0;
+}
+
+/* The m misses of a call (found[i] != HIT) per the policy. */
+static int rt_handle_misses(cudis_rt *rt, int mode, size_t n, const uint64_t *ids, void *rows,
+                            uint8_t *found, size_t m)
 {
     const size_t rb = rt->t->row_bytes;
+    uint64_t *mids = malloc(m * sizeof(*mids)), *uids = malloc(m * sizeof(*uids));
+    size_t *midx = malloc(m * sizeof(*midx)), *slot = malloc(m * sizeof(*slot)), u = 0;
+    uint8_t *urows = NULL;
+    int rc = CUDIS_E_NOMEM;
+    if (!mids || !uids || !midx || !slot) {
+        goto out;
+    }
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (found[i] != CUDIS_ROW_HIT) {
+            mids[k] = ids[i];
+            midx[k++] = i;
+        }
+    }
+    if ((rc = dedupe(m, mids, uids, slot, &u)) != 0) {
+        goto out;
+    }
+    if (mode == CUDIS_MISS_FILL) {
+        if (!(urows = malloc(u * rb))) {
+            rc = CUDIS_E_NOMEM;
+            goto out;
+        }
+        rc = rt_load(rt, u, uids, urows);
+        for (size_t j = 0; j < m; j++) {
+            if (rc == 0) {
+                memcpy((uint8_t *)rows + midx[j] * rb, urows + slot[j] * rb, rb);
+                found[midx[j]] = CUDIS_ROW_MISS;
+            } else {
+                found[midx[j]] = CUDIS_ROW_FAILED;
+            }
+        }
+        if (rc == 0) {
+            rt_writeback(rt, u, uids, urows);
+            atomic_fetch_add_explicit(&rt->st.filled_sync, m, memory_order_relaxed);
+        }
+    } else {
+        for (size_t j = 0; j < m; j++) {
+            memcpy((uint8_t *)rows + midx[j] * rb, rt->default_row, rb);
+            found[midx[j]] = CUDIS_ROW_MISS;
+        }
+        atomic_fetch_add_explicit(&rt->st.defaulted, m, memory_order_relaxed);
+        rt_enqueue(rt, u, uids);
+        rc = 0;
+    }
+out:
+    if (rc == CUDIS_E_NOMEM && !urows) { /* failed before any row was filled */
+        for (size_t i = 0; i < n; i++) {
+            if (found[i] != CUDIS_ROW_HIT) {
+                found[i] = CUDIS_ROW_FAILED;
+            }
+        }
+    }
+    free(mids);
+    free(uids);
+    free(midx);
+    free(slot);
+    free(urows);
+    return rc;
+}
+
+int cudis_rt_get(cudis_rt *rt, size_t n, const uint64_t *ids, void *rows, uint8_t *found)
+{
     uint8_t *own_found = NULL;
     if (!found) {
         found = own_found = malloc(n ? n : 1);
@@ -420,48 +513,7 @@ int cudis_rt_get(cudis_rt *rt, size_t n, const uint64_t *ids, void *rows, uint8_
 
     int rc = 0;
     if (m > 0) {
-        uint64_t *mids = malloc(m * sizeof(*mids));
-        size_t *midx = malloc(m * sizeof(*midx));
-        uint8_t *mrows = mode == CUDIS_MISS_FILL ? malloc(m * rb) : NULL;
-        if (!mids || !midx || (mode == CUDIS_MISS_FILL && !mrows)) {
-            free(mids);
-            free(midx);
-            free(mrows);
-            free(own_found);
-            return CUDIS_E_NOMEM;
-        }
-        size_t k = 0;
-        for (size_t i = 0; i < n; i++) {
-            if (found[i] != CUDIS_ROW_HIT) {
-                mids[k] = ids[i];
-                midx[k++] = i;
-            }
-        }
-        if (mode == CUDIS_MISS_FILL) {
-            rc = rt_load(rt, m, mids, mrows);
-            if (rc == 0) {
-                for (size_t j = 0; j < m; j++) {
-                    memcpy((uint8_t *)rows + midx[j] * rb, mrows + j * rb, rb);
-                    found[midx[j]] = CUDIS_ROW_MISS;
-                }
-                rt_writeback(rt, m, mids, mrows);
-                atomic_fetch_add_explicit(&rt->st.filled_sync, m, memory_order_relaxed);
-            } else {
-                for (size_t j = 0; j < m; j++) {
-                    found[midx[j]] = CUDIS_ROW_FAILED;
-                }
-            }
-        } else {
-            for (size_t j = 0; j < m; j++) {
-                memcpy((uint8_t *)rows + midx[j] * rb, rt->default_row, rb);
-                found[midx[j]] = CUDIS_ROW_MISS;
-            }
-            atomic_fetch_add_explicit(&rt->st.defaulted, m, memory_order_relaxed);
-            rt_enqueue(rt, m, mids);
-        }
-        free(mids);
-        free(midx);
-        free(mrows);
+        rc = rt_handle_misses(rt, mode, n, ids, rows, found, m);
     }
     free(own_found);
     return rc;

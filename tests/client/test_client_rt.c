@@ -98,6 +98,16 @@ Test(rt, policy_fill)
     cr_assert_eq(st.loader_ids, 100);
     cr_assert_eq(st.filled_sync, 100);
     cr_assert(st.loader_ns > 0);
+    /* duplicate misses in one request: loaded and written once, all rows filled */
+    uint64_t dup[4] = {5000, 5001, 5000, 5000};
+    cr_assert_eq(cudis_rt_get(rt, 4, dup, rows, found), 0);
+    cudis_rt_stats_get(rt, &st);
+    cr_assert_eq(st.loader_ids, 102);
+    cr_assert_eq(st.filled_sync, 104);
+    for (int i = 0; i < 4; i++) {
+        cr_assert_eq(found[i], CUDIS_ROW_MISS);
+        expect_row(rows + i * RB, dup[i]);
+    }
     /* a failing loader: misses have no valid row */
     atomic_store(&loader_fail, 1);
     uint64_t nid = 999999;
