@@ -19,7 +19,7 @@ H(cmd_msetnx); H(cmd_append); H(cmd_setrange); H(cmd_incr); H(cmd_decr); H(cmd_i
 H(cmd_decrby); H(cmd_incrbyfloat); H(cmd_del); H(cmd_exists); H(cmd_touch); H(cmd_type);
 H(cmd_expire); H(cmd_pexpire); H(cmd_expireat); H(cmd_pexpireat); H(cmd_ttl); H(cmd_pttl);
 H(cmd_expiretime); H(cmd_pexpiretime); H(cmd_persist); H(cmd_memory_usage); H(cmd_rename);
-H(cmd_renamenx); H(cmd_dbsize); H(cmd_flushall); H(cmd_keys); H(cmd_scan); H(cmd_randomkey);
+H(cmd_renamenx); H(cmd_copy); H(cmd_dbsize); H(cmd_flushall); H(cmd_keys); H(cmd_scan); H(cmd_randomkey);
 
 #define UNUSED3 (void)argc, (void)argv, (void)lens
 
@@ -150,7 +150,7 @@ static H(cmd_hello)
     }
     if (!c->authed) {
         conn_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
-                      "otherwise the HELLO <proto> AUTH <user> <pass> option can be used to "
+                      "otherwise the HELLO AUTH <user> <pass> option can be used to "
                       "authenticate the client and select the RESP protocol version at the same "
                       "time");
         return;
@@ -184,7 +184,7 @@ static H(cmd_select)
     (void)argc;
     long long id;
     if (!util_str2ll(argv[1], lens[1], &id) || id < INT32_MIN || id > INT32_MAX) {
-        conn_error(c, "ERR invalid DB index");
+        conn_error(c, "ERR value is not an integer or out of range");
         return;
     }
     if (id != 0) {
@@ -235,6 +235,68 @@ static H(cmd_shutdown)
             (unsigned long long)c->id, c->addr);
     conn_close(c, NULL);
     server_request_shutdown();
+}
+
+static H(cmd_lastsave)
+{
+    UNUSED3;
+    resp_int(&c->out, srv.start_ms / 1000);
+}
+
+static H(cmd_role)
+{
+    UNUSED3;
+    resp_array(&c->out, 3);
+    resp_bulks(&c->out, "master");
+    resp_int(&c->out, 0);
+    resp_array(&c->out, 0);
+}
+
+static H(cmd_wait)
+{
+    (void)argc;
+    long long n, t;
+    if (!arg_ll(c, argv[1], lens[1], &n)) {
+        return;
+    }
+    if (!util_str2ll(argv[2], lens[2], &t)) {
+        conn_error(c, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (t < 0) {
+        conn_error(c, "ERR timeout is negative");
+        return;
+    }
+    resp_int(&c->out, 0);
+}
+
+static H(cmd_swapdb)
+{
+    (void)argc;
+    long long a, b;
+    if (!util_str2ll(argv[1], lens[1], &a) || a < INT32_MIN || a > INT32_MAX) {
+        conn_error(c, "ERR invalid first DB index");
+        return;
+    }
+    if (!util_str2ll(argv[2], lens[2], &b) || b < INT32_MIN || b > INT32_MAX) {
+        conn_error(c, "ERR invalid second DB index");
+        return;
+    }
+    if (a != 0 || b != 0) {
+        conn_error(c, "ERR DB index is out of range");
+        return;
+    }
+    reply_ok(c);
+}
+
+static H(cmd_reset)
+{
+    UNUSED3;
+    c->proto = 2;
+    free(c->name);
+    c->name = NULL;
+    c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';
+    resp_status(&c->out, "RESET");
 }
 
 static void help_reply(conn *c, const char *name, const char *const *lines)
@@ -753,7 +815,7 @@ static H(cmd_command_info)
         if (cmd) {
             command_info(&c->out, cmd, c->proto);
         } else {
-            resp_null_array(&c->out, c->proto);
+            resp_null(&c->out, c->proto);
         }
     }
 }
@@ -893,6 +955,7 @@ static command cmd_table[] = {
     {"auth", -2, CONN_F | CMD_NOAUTH | CMD_NOSCRIPT, 0, 0, 0, cmd_auth, "connection", "1.0.0", "Authenticates the connection.", "O(N)", NULL, 0, "", NULL},
     {"select", 2, CONN_F, 0, 0, 0, cmd_select, "connection", "1.0.0", "Changes the selected database.", NULL, NULL, 0, "", NULL},
     {"client", -2, CMD_CONTAINER, 0, 0, 0, NULL, "connection", "2.4.0", "A container for client connection commands.", "Depends on subcommand.", client_subs, 0, "", NULL},
+    {"reset", 1, CONN_F | CMD_NOAUTH, 0, 0, 0, cmd_reset, "connection", "6.2.0", "Resets the connection.", NULL, NULL, 0, "", NULL},
     {"get", 2, ROF, 1, 1, 1, cmd_get, "string", "1.0.0", "Returns the string value of a key.", NULL, NULL, 0, "", NULL},
     {"set", -3, RW, 1, 1, 1, cmd_set, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", NULL, NULL, 0, "", NULL},
     {"setnx", 3, RWF, 1, 1, 1, cmd_setnx, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", NULL, NULL, 0, "", NULL},
@@ -907,6 +970,7 @@ static command cmd_table[] = {
     {"append", 3, RWF, 1, 1, 1, cmd_append, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", NULL, NULL, 0, "", NULL},
     {"strlen", 2, ROF, 1, 1, 1, cmd_strlen, "string", "2.2.0", "Returns the length of a string value.", NULL, NULL, 0, "", NULL},
     {"getrange", 4, RO, 1, 1, 1, cmd_getrange, "string", "2.4.0", "Returns a substring of the string stored at a key.", "O(N)", NULL, 0, "", NULL},
+    {"substr", 4, RO, 1, 1, 1, cmd_getrange, "string", "1.0.0", "Returns a substring from a string value.", "O(N)", NULL, 0, "", NULL},
     {"setrange", 4, RW, 1, 1, 1, cmd_setrange, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", NULL, NULL, 0, "", NULL},
     {"incr", 2, RWF, 1, 1, 1, cmd_incr, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", NULL, NULL, 0, "", NULL},
     {"decr", 2, RWF, 1, 1, 1, cmd_decr, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", NULL, NULL, 0, "", NULL},
@@ -929,12 +993,17 @@ static command cmd_table[] = {
     {"persist", 2, RWF, 1, 1, 1, cmd_persist, "generic", "2.2.0", "Removes the expiration time of a key.", NULL, NULL, 0, "", NULL},
     {"rename", 3, CMD_WRITE | CMD_EXCL, 1, 2, 1, cmd_rename, "generic", "1.0.0", "Renames a key and overwrites the destination.", NULL, NULL, 0, "", NULL},
     {"renamenx", 3, CMD_WRITE | CMD_FAST | CMD_EXCL, 1, 2, 1, cmd_renamenx, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", NULL, NULL, 0, "", NULL},
+    {"copy", -3, CMD_WRITE | CMD_EXCL, 1, 2, 1, cmd_copy, "generic", "6.2.0", "Copies the value of a key to a new key.", NULL, NULL, 0, "", NULL},
     {"keys", 2, CMD_READONLY | CMD_EXCL, 0, 0, 0, cmd_keys, "generic", "1.0.0", "Returns all key names that match a pattern.", "O(N)", NULL, 0, "", NULL},
     {"scan", -2, CMD_READONLY | CMD_EXCL, 0, 0, 0, cmd_scan, "generic", "2.8.0", "Iterates over the key names in the database.", "O(1) for every call. O(N) for a complete iteration.", NULL, 0, "", NULL},
     {"randomkey", 1, CMD_READONLY | CMD_EXCL, 0, 0, 0, cmd_randomkey, "generic", "1.0.0", "Returns a random key name from the database.", NULL, NULL, 0, "", NULL},
     {"dbsize", 1, CMD_READONLY | CMD_FAST | CMD_EXCL, 0, 0, 0, cmd_dbsize, "server", "1.0.0", "Returns the number of keys in the database.", NULL, NULL, 0, "", NULL},
     {"flushdb", -1, CMD_WRITE | CMD_EXCL, 0, 0, 0, cmd_flushall, "server", "1.0.0", "Removes all keys from the current database.", "O(N)", NULL, 0, "", NULL},
     {"flushall", -1, CMD_WRITE | CMD_EXCL, 0, 0, 0, cmd_flushall, "server", "1.0.0", "Removes all keys from all databases.", "O(N)", NULL, 0, "", NULL},
+    {"lastsave", 1, CONN_F, 0, 0, 0, cmd_lastsave, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", NULL, NULL, 0, "", NULL},
+    {"role", 1, CONN_F, 0, 0, 0, cmd_role, "server", "2.8.12", "Returns the replication role.", NULL, NULL, 0, "", NULL},
+    {"wait", 3, 0, 0, 0, 0, cmd_wait, "generic", "3.0.0", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", NULL, NULL, 0, "", NULL},
+    {"swapdb", 3, CMD_WRITE | CMD_FAST, 0, 0, 0, cmd_swapdb, "server", "4.0.0", "Swaps two Redis databases.", "O(N)", NULL, 0, "", NULL},
     {"time", 1, CONN_F, 0, 0, 0, cmd_time, "server", "2.6.0", "Returns the server time.", NULL, NULL, 0, "", NULL},
     {"info", -1, CMD_LOADING | CMD_STALE | CMD_EXCL, 0, 0, 0, cmd_info, "server", "1.0.0", "Returns information and statistics about the server.", "O(1)", NULL, 0, "", NULL},
     {"config", -2, CMD_CONTAINER, 0, 0, 0, NULL, "server", "2.0.0", "A container for server configuration commands.", "Depends on subcommand.", config_subs, 0, "", NULL},

@@ -1092,9 +1092,17 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
             return;
         }
     }
-    uint64_t next = 0;
-    int rc = engine_scan(srv.eng, cur, (uint32_t)(count > 1000000 ? 1000000 : count),
-                         cudis_now_ms(), scan_collect, &s, &next);
+    /* Like Redis, return about COUNT keys per call: keep walking the index
+     * (a bounded amount) until that many were found or the scan is done. */
+    uint64_t next = cur;
+    uint32_t step = (uint32_t)(count > 100000 ? 100000 : count);
+    uint64_t work = 0;
+    int64_t now = cudis_now_ms();
+    int rc;
+    do {
+        rc = engine_scan(srv.eng, next, step, now, scan_collect, &s, &next);
+        work += step;
+    } while (rc == CUDIS_OK && next != 0 && s.n < count && work < 4u * 1024 * 1024);
     if (rc != CUDIS_OK) {
         sbuf_free(&s.keys);
         reply_engine_error(c, rc);
@@ -1128,4 +1136,100 @@ void cmd_randomkey(conn *c, int argc, char **argv, uint32_t *lens)
         reply_engine_error(c, rc);
     }
     free(buf);
+}
+
+void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    bool replace = false;
+    for (int j = 3; j < argc; j++) {
+        if (util_eq(argv[j], lens[j], "replace")) {
+            replace = true;
+        } else if (util_eq(argv[j], lens[j], "db") && j + 1 < argc) {
+            long long db;
+            if (!util_str2ll(argv[j + 1], lens[j + 1], &db) || db < INT32_MIN || db > INT32_MAX) {
+                conn_error(c, E_NOTINT);
+                return;
+            }
+            if (db != 0) {
+                conn_error(c, "ERR DB index is out of range");
+                return;
+            }
+            j++;
+        } else {
+            conn_error(c, E_SYNTAX);
+            return;
+        }
+    }
+    if (lens[1] == lens[2] && !memcmp(argv[1], argv[2], lens[1])) {
+        conn_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    batcher *b = &c->lp->b;
+    batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[2], lens[2], NULL, 0, 0, 0, false);
+    run_alone(c);
+    cudis_result r = b->res[0];
+    bool dst = b->res[1].flags & CUDIS_R_FOUND;
+    if (r.status != CUDIS_OK || !(r.flags & CUDIS_R_VALUE) || (dst && !replace)) {
+        batch_reset(b);
+        if (r.status != CUDIS_OK) {
+            reply_engine_error(c, r.status);
+        } else {
+            resp_int(&c->out, 0);
+        }
+        return;
+    }
+    char *val = malloc(r.val_len ? r.val_len : 1);
+    memcpy(val, b->out + r.val_off, r.val_len);
+    batch_reset(b);
+    batch_add_op(b, CUDIS_OP_SET, 0, argv[2], lens[2], val, r.val_len, 0,
+                 r.num == -1 ? 0 : r.num, true);
+    run_alone(c);
+    int st = b->res[0].status;
+    batch_reset(b);
+    free(val);
+    if (st != CUDIS_OK) {
+        reply_engine_error(c, st);
+        return;
+    }
+    resp_int(&c->out, 1);
+}
+
+/* Keys with an expiry and their mean TTL, exact for small keyspaces and
+ * estimated from the first ~10000 keys of the index otherwise. */
+typedef struct exp_ctx {
+    uint64_t keys, expires;
+    int64_t now;
+    double ttl_sum;
+} exp_ctx;
+
+static int exp_collect(void *arg, const uint8_t *key, uint32_t len, int64_t exp)
+{
+    (void)key;
+    (void)len;
+    exp_ctx *e = arg;
+    e->keys++;
+    if (exp > 0) {
+        e->expires++;
+        e->ttl_sum += (double)(exp - e->now);
+    }
+    return 0;
+}
+
+void keyspace_expires(uint64_t items, uint64_t *expires, uint64_t *avg_ttl)
+{
+    exp_ctx e = {.now = cudis_now_ms()};
+    uint64_t cur = 0;
+    do {
+        uint64_t next = 0;
+        if (engine_scan(srv.eng, cur, 4096, e.now, exp_collect, &e, &next) != CUDIS_OK) {
+            break;
+        }
+        cur = next;
+    } while (cur != 0 && e.keys < 10000);
+    *expires = e.expires;
+    if (cur != 0 && e.keys > 0) {
+        *expires = (uint64_t)((double)e.expires * (double)items / (double)e.keys);
+    }
+    *avg_ttl = e.expires ? (uint64_t)(e.ttl_sum / (double)e.expires) : 0;
 }

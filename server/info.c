@@ -278,7 +278,11 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
     if (want("keyspace", argc, argv, lens, true)) {
         SECTION("Keyspace");
         if (es.items > 0) {
-            sbuf_printf(o, "db0:keys=%llu,expires=0,avg_ttl=0\r\n", (unsigned long long)es.items);
+            uint64_t exp, ttl;
+            keyspace_expires(es.items, &exp, &ttl);
+            sbuf_printf(o, "db0:keys=%llu,expires=%llu,avg_ttl=%llu\r\n",
+                        (unsigned long long)es.items, (unsigned long long)exp,
+                        (unsigned long long)ttl);
         }
     }
     if (want("engine", argc, argv, lens, true)) {

@@ -240,6 +240,9 @@ static bool check_obuf(conn *c)
         c->soft_since_ms = 0;
     }
     if (over) {
+        /* Drop what the kernel still holds: a reader this slow gets a reset. */
+        struct linger lg = {1, 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
         log_msg(LL_WARNING,
                 "Client id=%llu addr=%s closed for overcoming of output buffer limits (%zu bytes "
                 "pending).",
@@ -311,9 +314,12 @@ static void loop_drain(loop *lp)
             list = c->wnext;
             c->flags &= ~CONN_IN_WLIST;
             if (c->flags & CONN_CLOSING) {
-                if (c->pending == 0) {
+                if (c->pending == 0 && !lp->final) {
                     conn_free(c);
                 }
+                continue;
+            }
+            if (c->out.len - c->out_sent > 0 && !check_obuf(c)) {
                 continue;
             }
             conn_write(c);
@@ -412,9 +418,10 @@ void loop_flush(loop *lp, int reason)
     for (uint32_t i = 0; i < b->npend; i++) {
         pend *p = &b->pends[i];
         conn *c = p->c;
+        const command *saved = c->cur_cmd;
         c->cur_cmd = p->cmd;
         p->fn(c, p, &view);
-        c->cur_cmd = NULL;
+        c->cur_cmd = saved;
         c->pending--;
         cmd_stat *cs = &lp->st.cmds[p->cmd->idx];
         cs->calls++;
@@ -480,10 +487,10 @@ static void process_input(conn *c)
     }
 }
 
-static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+/* Read once and run what arrived. Returns false when the connection closed.
+ * Never frees a connection (loop_drain does). */
+static bool conn_read_once(conn *c)
 {
-    (void)what;
-    conn *c = arg;
     loop *lp = c->lp;
     size_t want = 16 * 1024;
     bool busy = resp_parser_busy(&c->rp);
@@ -505,24 +512,21 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
         char *q = realloc(c->qbuf, ncap);
         if (q == NULL) {
             conn_close(c, "out of memory");
-            loop_drain(lp);
-            return;
+            return false;
         }
         c->qbuf = q;
         c->qcap = ncap;
     }
-    ssize_t n = read(fd, c->qbuf + c->qlen, c->qcap - c->qlen);
+    ssize_t n = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);
     if (n == 0) {
         conn_close(c, "client closed connection");
-        loop_drain(lp);
-        return;
+        return false;
     }
     if (n < 0) {
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
             conn_close(c, "read error");
-            loop_drain(lp);
         }
-        return;
+        return false;
     }
     c->qlen += (size_t)n;
     lp->st.net_in += (uint64_t)n;
@@ -534,8 +538,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
                 "initial bytes: %zu)",
                 (unsigned long long)c->id, c->addr, unparsed);
         conn_close(c, NULL);
-        loop_drain(lp);
-        return;
+        return false;
     }
     process_input(c);
     if (lp->b.npend > 0) {
@@ -543,9 +546,19 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     }
     if (!(c->flags & CONN_CLOSING) && c->out.len > c->out_sent && c->pending == 0) {
         wlist_add(c);
-    } else if (c->flags & CONN_CLOSE_AFTER_REPLY && c->pending == 0) {
+    } else if ((c->flags & CONN_CLOSE_AFTER_REPLY) && c->pending == 0) {
         wlist_add(c);
     }
+    return n > 0;
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    conn *c = arg;
+    loop *lp = c->lp;
+    conn_read_once(c);
     loop_drain(lp);
 }
 
@@ -576,6 +589,12 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
         bool is_unix = fds[i] < 0;
         loop_take_fd(lp, is_unix ? -fds[i] - 1 : fds[i], is_unix);
     }
+    for (conn *c = lp->clients; c; c = c->next) {
+        if (!(c->flags & CONN_CLOSING) && (atomic_load(&c->flags) & CONN_KILL)) {
+            conn_close(c, "killed by CLIENT KILL");
+        }
+    }
+    loop_drain(lp);
     if (atomic_load(&srv.shutdown)) {
         event_base_loopexit(lp->base, NULL);
     }
@@ -684,7 +703,14 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         if (srv.nloops > 1) {
             pthread_rwlock_wrlock(&srv.eng_lock);
         }
-        int n = engine_sweep(srv.eng, now, 1024);
+        /* A full pass over the index about every two seconds. */
+        cudis_stats es;
+        engine_stats(srv.eng, &es);
+        uint64_t work = es.capacity / 8 / (uint64_t)(2 * srv.cfg.hz);
+        if (work < 1024) {
+            work = 1024;
+        }
+        int n = engine_sweep(srv.eng, now, (uint32_t)(work > 1u << 30 ? 1u << 30 : work));
         if (n > 0) {
             srv.expired_keys += (uint64_t)n;
         }
@@ -732,7 +758,7 @@ void server_client_list(sbuf *out, conn *only, long id_filter)
         loop *lp = &srv.loops[i];
         pthread_mutex_lock(&lp->lock);
         for (conn *c = lp->clients; c; c = c->next) {
-            if (c->flags & CONN_CLOSING) {
+            if ((c->flags & CONN_CLOSING) || (atomic_load(&c->flags) & CONN_KILL)) {
                 continue;
             }
             if (id_filter >= 0 && (long)c->id != id_filter) {
@@ -751,7 +777,7 @@ int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t
         loop *lp = &srv.loops[i];
         pthread_mutex_lock(&lp->lock);
         for (conn *c = lp->clients; c; c = c->next) {
-            if (c->flags & CONN_CLOSING) {
+            if ((c->flags & CONN_CLOSING) || (atomic_load(&c->flags) & CONN_KILL)) {
                 continue;
             }
             if (addr && strcmp(c->addr, addr)) {
@@ -768,8 +794,13 @@ int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t
             }
             if (c == self) {
                 c->flags |= CONN_CLOSE_AFTER_REPLY;
+            } else if (c->lp == self->lp) {
+                conn_close(c, "killed by CLIENT KILL");
             } else {
                 atomic_fetch_or(&c->flags, CONN_KILL);
+                char one = 1;
+                ssize_t w = write(lp->notify_fd[1], &one, 1);
+                (void)w;
             }
             killed++;
         }
@@ -906,14 +937,10 @@ static void loop_setup(loop *lp, int idx)
 /* Answer what every client of this loop already sent, then close them. */
 static void loop_final(loop *lp)
 {
+    lp->final = true;
     for (conn *c = lp->clients; c; c = c->next) {
-        if (c->flags & CONN_CLOSING) {
-            continue;
-        }
-        for (int i = 0; i < 64 && !(c->flags & CONN_CLOSING); i++) {
-            size_t before = c->qlen;
-            conn_read_cb(c->fd, EV_READ, c);
-            if (c->qlen == before || (c->flags & CONN_CLOSING)) {
+        for (int i = 0; i < 64 && !(c->flags & (CONN_CLOSING | CONN_CLOSE_AFTER_REPLY)); i++) {
+            if (!conn_read_once(c)) {
                 break;
             }
         }

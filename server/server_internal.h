@@ -191,6 +191,7 @@ struct loop {
     struct event *flush_ev, *cron_ev, *notify_ev;
     int notify_fd[2];
     bool flush_scheduled;
+    bool final;                 /* shutting down: loop_drain frees nothing */
     batcher b;
     conn *clients;
     int nclients;
@@ -269,6 +270,9 @@ void reply_engine_error(conn *c, int status);
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens);
 /* Runs ops already placed in lp->b alone (after a drain), engine lock held. */
 int run_alone(conn *c);
+
+/* cmd_keys.c: keys with an expiry (exact or sampled) and their mean TTL */
+void keyspace_expires(uint64_t items, uint64_t *expires, uint64_t *avg_ttl);
 
 /* info.c */
 void info_build(sbuf *out, int argc, char **argv, uint32_t *lens);
