@@ -60,7 +60,7 @@ typedef struct gpu_counters {
  * ---------------------------------------------------------------------- */
 
 #define GPU_MAX_CLASSES 64
-#define GPU_SHARDS 16
+#define GPU_SHARDS 64 /* at most 64: one bit each in gpu_alloc.nonempty */
 #define GPU_HEAD_STRIDE 4 /* uint64 words per head: 32 bytes, one L2 sector each */
 #define GPU_REF_BITS 40   /* head = tag << 40 | (offset / 8 + 1) */
 #define GPU_REF_MASK ((1ull << GPU_REF_BITS) - 1)
@@ -70,6 +70,10 @@ typedef struct gpu_counters {
 typedef struct gpu_alloc {
     uint64_t bump;        /* arena bytes handed to classes so far */
     uint64_t pad_[7];
+    /* per class, a hint of which shards' lists are non-empty (set after a
+     * push onto an empty list, cleared after a pop empties one; a stale
+     * clear only hides chunks until that shard's own threads pop them) */
+    uint64_t nonempty[GPU_MAX_CLASSES];
     uint64_t head[GPU_MAX_CLASSES * GPU_SHARDS * GPU_HEAD_STRIDE];
 } gpu_alloc;
 
@@ -184,6 +188,19 @@ CUDIS_HD static inline uint64_t *gpu_chunk_link(const gpu_table *t, uint64_t off
     return (uint64_t *)(t->v.arena + off + 8);
 }
 
+/* Set or clear bits of a hint mask (CAS loop; only on empty/non-empty
+ * transitions of a list). */
+CUDIS_HD static inline void gpu_mask_update(uint64_t *m, uint64_t bits, bool set)
+{
+    for (;;) {
+        uint64_t old = cudis_load_relaxed_u64(m);
+        uint64_t neu = set ? (old | bits) : (old & ~bits);
+        if (neu == old || cudis_cas_u64(m, old, neu)) {
+            return;
+        }
+    }
+}
+
 /* Push the chain first..last (linked through offset 8, last's link is
  * overwritten) onto a free list. */
 CUDIS_HD static inline void gpu_push_chain(const gpu_table *t, uint32_t cls, uint32_t shard,
@@ -197,6 +214,9 @@ CUDIS_HD static inline void gpu_push_chain(const gpu_table *t, uint32_t cls, uin
         uint64_t tag = (old >> GPU_REF_BITS) + 1;
         uint64_t neu = (tag << GPU_REF_BITS) | ((first >> 3) + 1);
         if (cudis_cas_u64(h, old, neu)) {
+            if ((old & GPU_REF_MASK) == 0) {
+                gpu_mask_update(&t->alloc->nonempty[cls], 1ull << shard, true);
+            }
             return;
         }
     }
@@ -218,6 +238,9 @@ CUDIS_HD static inline uint64_t gpu_pop(const gpu_table *t, uint32_t cls, uint32
         uint64_t next = cudis_load_relaxed_u64(gpu_chunk_link(t, off)) & GPU_REF_MASK;
         uint64_t tag = (old >> GPU_REF_BITS) + 1;
         if (cudis_cas_u64(h, old, (tag << GPU_REF_BITS) | next)) {
+            if (next == 0) {
+                gpu_mask_update(&t->alloc->nonempty[cls], 1ull << shard, false);
+            }
             return off;
         }
     }
@@ -270,16 +293,19 @@ CUDIS_HD static inline uint64_t gpu_alloc_chunk(const gpu_table *t, uint32_t cls
             return start;
         }
     }
-    for (uint32_t i = 1; i < GPU_SHARDS; i++) {
-        off = gpu_pop(t, cls, (shard + i) % GPU_SHARDS);
-        if (off != GPU_NO_CHUNK) {
-            return off;
-        }
-    }
-    /* a slightly larger chunk, if one is free */
-    for (uint32_t c = cls + 1; c < t->n_classes && c <= cls + GPU_CLASS_SLACK; c++) {
-        for (uint32_t i = 0; i < GPU_SHARDS; i++) {
-            off = gpu_pop(t, c, (shard + i) % GPU_SHARDS);
+    /* other shards of this class, then slightly larger chunks: only the
+     * lists the hint says are non-empty */
+    for (uint32_t c = cls; c < t->n_classes && c <= cls + GPU_CLASS_SLACK; c++) {
+        uint64_t m = cudis_load_relaxed_u64(&t->alloc->nonempty[c]);
+        /* rotate so that threads start at different shards */
+        m = (m >> shard) | (shard ? m << (GPU_SHARDS - shard) : 0);
+        while (m != 0) {
+            uint32_t k = 0;
+            while (!((m >> k) & 1)) {
+                k++;
+            }
+            m &= ~(1ull << k);
+            off = gpu_pop(t, c, (shard + k) % GPU_SHARDS);
             if (off != GPU_NO_CHUNK) {
                 return off;
             }

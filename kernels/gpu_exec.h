@@ -45,6 +45,101 @@
 #define GPU_EVICT_MAX_SCAN 4096u
 #define GPU_EVICT_ROUNDS 4u
 
+/* ------------------------------------------------------------------------
+ * Byte helpers: ccht_bucket.h's semantics (racy reads are validated by the
+ * caller), with 8-byte accesses on the device when both sides are aligned
+ * (ccht_bytes_* go byte by byte there).
+ * ---------------------------------------------------------------------- */
+
+CUDIS_HD static inline bool gpu_bytes_eq(const uint8_t *a, const uint8_t *b, uint32_t n)
+{
+#if CUDIS_DEVICE_CODE
+    uint32_t i = 0;
+    if ((((uintptr_t)a | (uintptr_t)b) & 7) == 0) {
+        for (; i + 8 <= n; i += 8) {
+            if (*(const volatile uint64_t *)(a + i) != *(const uint64_t *)(b + i)) {
+                return false;
+            }
+        }
+    }
+    return ccht_bytes_eq(a + i, b + i, n - i);
+#else
+    return ccht_bytes_eq(a, b, n);
+#endif
+}
+
+CUDIS_HD static inline void gpu_bytes_read(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+#if CUDIS_DEVICE_CODE
+    uint64_t i = 0;
+    if ((((uintptr_t)dst | (uintptr_t)src) & 7) == 0) {
+        for (; i + 8 <= n; i += 8) {
+            *(uint64_t *)(dst + i) = *(const volatile uint64_t *)(src + i);
+        }
+    }
+    ccht_bytes_read(dst + i, src + i, n - i);
+#else
+    ccht_bytes_read(dst, src, n);
+#endif
+}
+
+CUDIS_HD static inline void gpu_bytes_write(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+#if CUDIS_DEVICE_CODE
+    uint64_t i = 0;
+    if ((((uintptr_t)dst | (uintptr_t)src) & 7) == 0) {
+        for (; i + 8 <= n; i += 8) {
+            *(uint64_t *)(dst + i) = *(const uint64_t *)(src + i);
+        }
+    }
+    ccht_bytes_write(dst + i, src + i, n - i);
+#else
+    ccht_bytes_write(dst, src, n);
+#endif
+}
+
+/*
+ * ccht_probe with a choice of loads: under the pair lock the buckets cannot
+ * change (only stamps move), so relaxed loads do (on the device,
+ * ccht_probe's acquire loads cost a fence per slot); optimistic readers use
+ * acquire loads. Item checks are ccht_item_is_key's, with wide compares.
+ */
+CUDIS_HD static inline bool gpu_probe(const ccht_view *v, const ccht_hkey *hk, const uint8_t *key,
+                                      uint32_t key_len, bool locked, ccht_loc *loc,
+                                      uint32_t *h0_out)
+{
+    for (int i = 0; i < 2; i++) {
+        uint64_t b = i == 0 ? hk->b1 : hk->b2;
+        if (i == 1 && b == hk->b1) {
+            break;
+        }
+        for (uint32_t w = 0; w < v->ways; w++) {
+            uint64_t *sp = ccht_bkt_slot(v, b, w);
+            uint64_t word = locked ? cudis_load_relaxed_u64(sp) : cudis_load_acq_u64(sp);
+            if (word == 0 || ccht_slot_fp(word) != hk->fp) {
+                continue;
+            }
+            uint64_t off = ccht_slot_off(word);
+            if (off + CCHT_ITEM_HDR_EXP > v->arena_bytes) {
+                continue;
+            }
+            uint32_t h0 = ccht_item_h0(v, off);
+            if (!(h0 & CCHT_ITEM_LIVE) || (h0 & CCHT_ITEM_KLEN_MASK) != key_len ||
+                off + ccht_item_hdr((h0 & CCHT_ITEM_EXP) != 0) + key_len > v->arena_bytes) {
+                continue;
+            }
+            if (gpu_bytes_eq(ccht_item_key(v, off, h0), key, key_len)) {
+                loc->bucket = b;
+                loc->way = w;
+                loc->word = word;
+                *h0_out = h0;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* Per-thread counter deltas, added to gpu_table.cnt once per block. */
 typedef struct gpu_tally {
     int64_t c[GPU_C__COUNT];
@@ -170,7 +265,7 @@ CUDIS_HD static inline void gpu_build_in_place(const cudis_plan *p, const uint8_
     for (uint8_t i = 0; i < p->nseg; i++) {
         const cudis_seg *s = &p->seg[i];
         if (s->src == CUDIS_SEG_ARG) {
-            ccht_bytes_write(dst + at, arg + s->off, s->len);
+            gpu_bytes_write(dst + at, arg + s->off, s->len);
         } else if (s->src == CUDIS_SEG_NUM) {
             ccht_bytes_write(dst + at, (const uint8_t *)p->num + s->off, s->len);
         } else if (s->src == CUDIS_SEG_ZERO) {
@@ -243,7 +338,7 @@ CUDIS_HD static inline void gpu_exec_read(const gpu_table *t, const gpu_op_ctx *
         cur.val = 0;
         cur.val_len = 0;
         cur.expire_ms = 0;
-        bool hit = ccht_probe(v, hk, x->key, x->op->key_len, &loc, &h0);
+        bool hit = gpu_probe(v, hk, x->key, x->op->key_len, false, &loc, &h0);
         if (hit && !gpu_cur_from(v, ccht_slot_off(loc.word), h0, x->now_ms, &cur)) {
             continue;
         }
@@ -260,7 +355,7 @@ CUDIS_HD static inline void gpu_exec_read(const gpu_table *t, const gpu_op_ctx *
             if (roff + need > x->out_cap) {
                 outbuf = true;
             } else {
-                ccht_bytes_read(x->out + roff, cur.val, need);
+                gpu_bytes_read(x->out + roff, cur.val, need);
             }
         }
         if (!ccht_read_valid(v, hk->b1, v1) ||
@@ -358,7 +453,7 @@ CUDIS_HD static inline int gpu_write_item(const gpu_table *t, const gpu_op_ctx *
     /* Fill the chunk: key, value, then the header (h0 last), then publish. */
     uint8_t *p = v->arena + chunk;
     uint32_t hdr = ccht_item_hdr(has_exp);
-    ccht_bytes_write(p + hdr, x->key, klen);
+    gpu_bytes_write(p + hdr, x->key, klen);
     cudis_plan_build(plan, found ? cur->val : (const uint8_t *)0, x->arg, p + hdr + klen);
     ccht_item_init(v, chunk, klen, plan->new_len, plan->expire_ms);
     ccht_slot_publish(v, dst.bucket, dst.way, ccht_slot_make(hk->fp, chunk, has_exp), t->stamp);
@@ -386,7 +481,7 @@ CUDIS_HD static inline void gpu_exec_write(const gpu_table *t, const gpu_op_ctx 
     cur.val = 0;
     cur.val_len = 0;
     cur.expire_ms = 0;
-    bool found = ccht_probe(v, hk, x->key, x->op->key_len, &loc, &h0);
+    bool found = gpu_probe(v, hk, x->key, x->op->key_len, true, &loc, &h0);
     if (found) {
         uint64_t off = ccht_slot_off(loc.word);
         (void)gpu_cur_from(v, off, h0, x->now_ms, &cur); /* stable under the lock */
@@ -415,7 +510,7 @@ CUDIS_HD static inline void gpu_exec_write(const gpu_table *t, const gpu_op_ctx 
             ccht_pair_unlock(v, hk);
             return;
         }
-        ccht_bytes_read(x->out + roff, cur.val, need);
+        gpu_bytes_read(x->out + roff, cur.val, need);
         res->flags |= CUDIS_R_VALUE;
         res->val_off = roff;
         res->val_len = cur.val_len;
