@@ -158,6 +158,9 @@ static void usage(FILE *f)
         "                         0 = no timed runs). T threads replay disjoint key halves.\n"
         "  -s, --min-time SEC     timed runs repeat whole passes for at least this (0.3)\n"
         "      --value-size N     value bytes in objects mode (default 8)\n"
+        "      --objects-budget B memory budget in objects mode (default 64MiB + 528 B per\n"
+        "                         object: the item limit decides, never the bytes)\n"
+        "      --seed N           engine hash seed (default 0: the engine's own)\n"
         "      --check-batch1     also replay with batch size 1 and compare hits\n"
         "  -o, --out DIR          CSV/PNG directory (default %s/bench/results/sim)\n"
         "  -n, --name NAME        file name stem: NAME.csv, NAME-TRACE.png (default sim)\n"
@@ -167,8 +170,12 @@ static void usage(FILE *f)
         "  -q, --quiet            no progress line on stderr\n"
         "  -h, --help\n"
         "\n"
-        "Exit status: 0; 2 when an LRU/FIFO reference hit ratio was not reproduced; 1 on\n"
-        "errors.\n",
+        "In -e, modelW[s][e] is a reference model of the CCHT policy (sim_model.h): W\n"
+        "ways, s = the CCHT's stamp slack, e = insert into the emptier bucket, cN = N\n"
+        "candidate buckets (default 2). Hit ratio only, no timed runs.\n"
+        "\n"
+        "Exit status: 0; 2 when a reference hit ratio (../shared/traces/README.md) was\n"
+        "not reproduced; 1 on errors.\n",
         "lru fifo lfu cpu gpu null auto", CUDIS_SOURCE_DIR, CUDIS_SOURCE_DIR);
 }
 
@@ -415,13 +422,18 @@ static void run_row(const sim_opts *o, const sim_trace *t, sim_engine_spec *es, 
     }
 
     uint32_t mways;
-    bool mslack;
-    if (sim_model_parse(es->label, &mways, &mslack)) {
+    bool mslack, memptier;
+    uint32_t mchoices;
+    if (sim_model_parse(es->label, &mways, &mslack, &memptier, &mchoices)) {
         if (bytes_mode) {
             snprintf(r->error, sizeof(r->error), "the model counts objects, not bytes");
             return;
         }
-        sim_model_cfg mc = {.capacity = capacity, .ways = mways, .seed = o->seed};
+        sim_model_cfg mc = {.capacity = capacity,
+                            .ways = mways,
+                            .seed = o->seed,
+                            .emptier = memptier,
+                            .choices = mchoices};
         uint64_t slots = (capacity + mways - 1) / mways * mways;
         mc.slack = mslack ? sim_model_ccht_slack(slots) : 0;
         progress_begin("%s cap %llu %s (model)", t->name, (unsigned long long)capacity, es->label);

@@ -7,7 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack)
+bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack, bool *emptier,
+                     uint32_t *choices)
 {
     if (strncmp(label, "model", 5) != 0) {
         return false;
@@ -17,12 +18,20 @@ bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack)
     if (end == label + 5 || w == 0 || w > 64) {
         return false;
     }
-    if (*end == 's' && end[1] == '\0') {
-        *ccht_slack = true;
-    } else if (*end == '\0') {
-        *ccht_slack = false;
-    } else {
-        return false;
+    *ccht_slack = false;
+    *emptier = false;
+    *choices = 2;
+    for (; *end != '\0'; end++) {
+        if (*end == 'c' && end[1] >= '2' && end[1] <= '4') {
+            *choices = (uint32_t)(end[1] - '0');
+            end++;
+        } else if (*end == 's') {
+            *ccht_slack = true;
+        } else if (*end == 'e') {
+            *emptier = true;
+        } else {
+            return false;
+        }
     }
     *ways = (uint32_t)w;
     return true;
@@ -59,13 +68,25 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
     for (size_t i = 0; i < t->n; i++) {
         uint64_t clock = i + 1;
         uint64_t key = t->keys[i];
-        uint64_t h1 = sim_mix64(key ^ cfg->seed);
-        uint64_t h2 = sim_mix64(h1 ^ 0x9e3779b97f4a7c15ull);
-        uint64_t b[2] = {fastrange(h1, nb), fastrange(h2, nb)};
-        if (b[1] == b[0] && nb > 1) {
-            b[1] = b[0] + 1 == nb ? 0 : b[0] + 1;
+        uint32_t C = cfg->choices >= 2 && cfg->choices <= 4 ? cfg->choices : 2;
+        uint64_t b[4];
+        uint64_t h = sim_mix64(key ^ cfg->seed);
+        int nbk = 0;
+        for (uint32_t c = 0; c < C && (uint64_t)nbk < nb; c++) {
+            uint64_t x = fastrange(h, nb);
+            /* distinct buckets: step past ones already chosen */
+            for (int again = 1; again;) {
+                again = 0;
+                for (int k = 0; k < nbk; k++) {
+                    if (b[k] == x) {
+                        x = x + 1 == nb ? 0 : x + 1;
+                        again = 1;
+                    }
+                }
+            }
+            b[nbk++] = x;
+            h = sim_mix64(h ^ 0x9e3779b97f4a7c15ull);
         }
-        int nbk = nb > 1 ? 2 : 1;
         bool hit = false;
         for (int k = 0; k < nbk && !hit; k++) {
             for (uint32_t w = 0; w < W; w++) {
@@ -85,6 +106,26 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
         }
         /* insert: a free slot of b1, then b2, else the oldest of both */
         int64_t slot = -1;
+        if (cfg->emptier) {
+            /* order the candidates by free slots, most first (stable) */
+            uint32_t fr[4];
+            for (int k = 0; k < nbk; k++) {
+                fr[k] = 0;
+                for (uint32_t w = 0; w < W; w++) {
+                    fr[k] += !used[b[k] * W + w];
+                }
+            }
+            for (int k = 1; k < nbk; k++) {
+                for (int j = k; j > 0 && fr[j] > fr[j - 1]; j--) {
+                    uint64_t xb = b[j];
+                    b[j] = b[j - 1];
+                    b[j - 1] = xb;
+                    uint32_t xf = fr[j];
+                    fr[j] = fr[j - 1];
+                    fr[j - 1] = xf;
+                }
+            }
+        }
         for (int k = 0; k < nbk && slot < 0; k++) {
             for (uint32_t w = 0; w < W; w++) {
                 if (!used[b[k] * W + w]) {

@@ -7,7 +7,8 @@
  * buckets b1 != b2 (ideal 64-bit hash of the id and a seed); a lookup probes
  * both and, on a hit, stamps the slot with the request's clock value (unless
  * the stamp is younger than `slack` ticks, as the CCHT skips such writes);
- * an insert takes a free slot of b1, then b2, else evicts the slot with the
+ * an insert takes a free slot of b1, then b2 (or of the emptier bucket),
+ * else evicts the slot with the
  * oldest stamp of the two buckets. The clock ticks once per request; 64-bit
  * stamps (no wrap). Single-threaded, one request at a time.
  */
@@ -24,11 +25,16 @@ typedef struct sim_model_cfg {
     uint32_t ways;     /* slots per bucket */
     uint32_t slack;    /* skip a hit's stamp refresh when younger than this */
     uint64_t seed;     /* hash seed */
+    bool emptier;      /* insert into the emptier bucket (else: b1 first, then b2) */
+    uint32_t choices;  /* candidate buckets per key (0 = 2; at most 4) */
 } sim_model_cfg;
 
-/* Parse a label "modelW" (slack 0) or "modelWs" (the CCHT's slack rule:
- * slots/256, at most 1024). Returns true when `label` is a model label. */
-bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack);
+/* Parse a label "modelW[s][e]": W ways; s = the CCHT's stamp slack rule
+ * (slots/256, at most 1024; else 0); e = a free slot goes into the emptier
+ * of the two buckets (else b1 first); cN = N candidate buckets (2..4, a
+ * what-if: the CCHT has 2). Returns true for a model label. */
+bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack, bool *emptier,
+                     uint32_t *choices);
 
 /* The slack the CCHT uses for a table of `slots` slots. */
 uint32_t sim_model_ccht_slack(uint64_t slots);
