@@ -138,6 +138,14 @@ __device__ static void tile_copy(const Tile &tile, uint8_t *dst, const uint8_t *
     }
 }
 
+/*
+ * Fixed-width gets. Every launch of an engine waits for the one before it
+ * (gpu_engine.c chains them with events), and this kernel only reads (and
+ * refreshes stamps), so no writer can run while it does: the bucket
+ * versions are read with plain L2 loads and compared after the copy as a
+ * guard, without the fences of ccht_read_begin/ccht_read_valid, which a
+ * concurrent writer would require.
+ */
 __global__ void k_get_fixed(const gpu_table t, const gpu_fixed_args a)
 {
     cg::thread_block_tile<GPU_TILE> tile = cg::tiled_partition<GPU_TILE>(cg::this_thread_block());
@@ -159,8 +167,12 @@ __global__ void k_get_fixed(const gpu_table t, const gpu_fixed_args a)
             int probed = 0;
             for (int bi = 0; bi < nb && !stop; bi++) {
                 uint64_t b = bi ? hk.b2 : hk.b1;
-                uint64_t x = lane == 0 ? ccht_read_begin(v, b) : 0;
+                uint64_t x = lane == 0 ? ld_cg_u64(ccht_bkt_version(v, b)) : 0;
                 ver[bi] = tile.shfl(x, 0);
+                if (ver[bi] & CCHT_VER_LOCK) {
+                    torn = true; /* cannot happen (see above); retry if it does */
+                    break;
+                }
                 probed = bi + 1;
                 int my_way = -1;
                 uint64_t my_word = 0;
@@ -226,7 +238,7 @@ __global__ void k_get_fixed(const gpu_table t, const gpu_fixed_args a)
             bool valid = !torn;
             if (lane == 0 && valid) {
                 for (int bi = 0; bi < probed; bi++) {
-                    valid = valid && ccht_read_valid(v, bi ? hk.b2 : hk.b1, ver[bi]);
+                    valid = valid && ld_cg_u64(ccht_bkt_version(v, bi ? hk.b2 : hk.b1)) == ver[bi];
                 }
             }
             valid = tile.shfl(valid, 0);
