@@ -301,11 +301,20 @@ int main(int argc, char **argv)
                    (unsigned long long)t->misses);
         }
         cudis_close(t->c);
-        free(t->lat_us);
+    }
+    if (nt >= 2) {
+        double p99 = pct(tg[0].lat_us, tg[0].nlat, 0.99);
+        double ratio = ((double)tg[0].rows_done / tg[0].busy_s) / base_rps;
+        printf("targets (%s vs %s): p99 %.0f us %s 1000 us; rows/s ratio %.2fx %s 1.2x\n",
+               tg[0].name, tg[nt - 1].name, p99, p99 < 1000 ? "<" : ">=", ratio,
+               ratio >= 1.2 ? ">=" : "<");
     }
     if (f) {
         fclose(f);
         printf("csv: %s\n", csv);
+    }
+    for (int k = 0; k < nt; k++) {
+        free(tg[k].lat_us);
     }
     free(q);
     free(ids);

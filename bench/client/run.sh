@@ -9,5 +9,5 @@ cd "$(dirname "$0")/../.."
 MAXMEMORY=${MAXMEMORY:-256mb}
 . bench/client/servers.sh
 start_servers
-"$BUILD/bench/client/cudis-client-vbench" --target cudis="$CUDIS_PORT" --target redis="$REDIS_PORT" \
+"${CLI_PIN[@]}" "$BUILD/bench/client/cudis-client-vbench" --target cudis="$CUDIS_PORT" --target redis="$REDIS_PORT" \
     --rows "${ROWS:-1000}" --row-bytes "${ROW_BYTES:-256}" --csv "${CSV:-bench/results/client/vbench.csv}" "$@"

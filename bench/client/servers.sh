@@ -11,6 +11,11 @@ CUDIS_SERVER=${CUDIS_SERVER:-$BUILD/server/cudis-server}
 REDIS_SERVER=${REDIS_SERVER:-/usr/bin/redis-server}
 MAXMEMORY=${MAXMEMORY:-64mb}
 ENGINE=${ENGINE:-cpu}
+# PIN=1 (default on 2+ CPUs): servers on CPU 0, the client on CPU 1, so both
+# targets see the same placement (SRV_PIN / CLI_PIN are the taskset prefixes).
+PIN=${PIN:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}
+SRV_PIN=(); CLI_PIN=()
+if [ "$PIN" = 1 ] && command -v taskset >/dev/null; then SRV_PIN=(taskset -c 0); CLI_PIN=(taskset -c 1); fi
 _srv_pids=()
 
 free_port() {
@@ -40,7 +45,7 @@ start_one() { # name binary -> prints nothing, sets _port
                         --dir "${TMPDIR:-/tmp}" --dbfilename cudis-client-bench-none.rdb) ;;
         *) extra=(--engine "$ENGINE") ;;
     esac
-    "$bin" --port "$_port" --bind 127.0.0.1 --maxmemory "$MAXMEMORY" "${extra[@]}" \
+    "${SRV_PIN[@]}" "$bin" --port "$_port" --bind 127.0.0.1 --maxmemory "$MAXMEMORY" "${extra[@]}" \
         >"${TMPDIR:-/tmp}/cudis-client-bench-$name.log" 2>&1 &
     _srv_pids+=($!)
     wait_port "$_port" $! "$name"

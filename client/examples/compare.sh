@@ -15,7 +15,7 @@ mkdir -p "$(dirname "$CSV")"
 rm -f "$CSV"
 for t in cudis redis; do
     port=CUDIS_PORT; [ $t = redis ] && port=REDIS_PORT
-    "$BUILD/client/examples/cudis-inference" --port "${!port}" --label "$t" --csv "$CSV" "$@"
+    "${CLI_PIN[@]}" "$BUILD/client/examples/cudis-inference" --port "${!port}" --label "$t" --csv "$CSV" "$@"
     echo
 done
 echo "csv: $CSV"
