@@ -210,7 +210,9 @@ CUDIS_HD static inline void gpu_push_chain(const gpu_table *t, uint32_t cls, uin
     for (;;) {
         uint64_t old = cudis_load_acq_u64(h);
         cudis_store_relaxed_u64(gpu_chunk_link(t, last), old & GPU_REF_MASK);
-        cudis_fence_acq(); /* the link before the head (device: __threadfence) */
+#if CUDIS_DEVICE_CODE
+        __threadfence(); /* the link before the head (atomicCAS does not order) */
+#endif
         uint64_t tag = (old >> GPU_REF_BITS) + 1;
         uint64_t neu = (tag << GPU_REF_BITS) | ((first >> 3) + 1);
         if (cudis_cas_u64(h, old, neu)) {

@@ -40,7 +40,7 @@ cmake --version | head -1
 
 step "build (sm_90 + compute_90 PTX), standalone"
 if timeout 240 cmake -S bench/gpu/standalone -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-     -DCMAKE_CUDA_ARCHITECTURES=90 -DCUDIS_WERROR=ON >"$BUILD.configure.log" 2>&1 &&
+     -DCMAKE_CUDA_ARCHITECTURES=90 -DCUDIS_WERROR=OFF >"$BUILD.configure.log" 2>&1 &&
    timeout 300 cmake --build "$BUILD" -j"$JOBS" >"$BUILD.build.log" 2>&1; then
   echo "built: $BUILD/gpu_selftest $BUILD/gpu_bench"
   command -v cuobjdump >/dev/null && cuobjdump --list-elf "$BUILD/gpu_bench" 2>/dev/null | head -3
@@ -53,7 +53,7 @@ fi
 step "project GPU test suites (ctest -L gpu), if the project's dependencies are here"
 if pkg-config --exists libevent hiredis criterion 2>/dev/null; then
   PBUILD=${PBUILD:-/tmp/cudis-gpu-project}
-  if timeout 300 cmake -S . -B "$PBUILD" -DCMAKE_BUILD_TYPE=Release -DCUDIS_WERROR=ON >/dev/null 2>&1 &&
+  if timeout 300 cmake -S . -B "$PBUILD" -DCMAKE_BUILD_TYPE=Release -DCUDIS_WERROR=OFF >/dev/null 2>&1 &&
      timeout 300 cmake --build "$PBUILD" -j"$JOBS" --target test_gpu_engine test_gpu_gold \
        test_gpu_api test_gpu_exec_host engine_conformance >"$PBUILD.log" 2>&1; then
     (cd "$PBUILD" && timeout 240 ctest --output-on-failure -R 'test_gpu|engine_conformance') ||
