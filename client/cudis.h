@@ -231,7 +231,8 @@ typedef struct cudis_rt_stats {
     uint64_t defaulted;        /* misses answered with the default row */
     uint64_t filled_async;     /* ids loaded and written by the worker */
     uint64_t queue_dropped;    /* ids not queued: queue full */
-    uint64_t writeback_errors; /* failed write-backs (rows not cached) */
+    uint64_t writeback_errors; /* failed or skipped write-backs (rows not cached; FILL
+                                * skips the write-back when the lookup itself failed) */
     uint64_t mode_switches;    /* AUTO: FILL<->DEFAULT transitions */
     int mode;                  /* current effective policy: FILL or DEFAULT */
     double recent_hit_ratio;   /* AUTO window ratio (or lifetime if unused) */

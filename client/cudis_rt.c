@@ -415,7 +415,7 @@ static int dedupe(size_t m, const uint64_t *mids, uint64_t *uids, size_t *slot, 
 
 /* The m misses of a call (found[i] != HIT) per the policy. */
 static int rt_handle_misses(cudis_rt *rt, int mode, size_t n, const uint64_t *ids, void *rows,
-                            uint8_t *found, size_t m)
+                            uint8_t *found, size_t m, bool cache_ok)
 {
     const size_t rb = rt->t->row_bytes;
     uint64_t *mids = malloc(m * sizeof(*mids)), *uids = malloc(m * sizeof(*uids));
@@ -450,7 +450,12 @@ static int rt_handle_misses(cudis_rt *rt, int mode, size_t n, const uint64_t *id
             }
         }
         if (rc == 0) {
-            rt_writeback(rt, u, uids, urows);
+            if (cache_ok) {
+                rt_writeback(rt, u, uids, urows);
+            } else {
+                /* the cache just failed: do not wait for it a second time */
+                atomic_fetch_add_explicit(&rt->st.writeback_errors, 1, memory_order_relaxed);
+            }
             atomic_fetch_add_explicit(&rt->st.filled_sync, m, memory_order_relaxed);
         }
     } else {
@@ -497,7 +502,7 @@ int cudis_rt_get(cudis_rt *rt, size_t n, const uint64_t *ids, void *rows, uint8_
     } else {
         memset(found, CUDIS_ROW_FAILED, n);
     }
-    (void)cache_rc; /* failed rows are treated as misses below */
+    /* rows the cache did not answer are treated as misses below */
 
     size_t hits = 0;
     for (size_t i = 0; i < n; i++) {
@@ -513,7 +518,7 @@ int cudis_rt_get(cudis_rt *rt, size_t n, const uint64_t *ids, void *rows, uint8_
 
     int rc = 0;
     if (m > 0) {
-        rc = rt_handle_misses(rt, mode, n, ids, rows, found, m);
+        rc = rt_handle_misses(rt, mode, n, ids, rows, found, m, cache_rc == 0);
     }
     free(own_found);
     return rc;

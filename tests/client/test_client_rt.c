@@ -6,12 +6,14 @@
  */
 #include <criterion/criterion.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cudis.h"
+#include "cudis_time.h"
 #include "srv.h"
 
 #define RB 32
@@ -305,5 +307,31 @@ Test(rt, cache_down_still_serves_from_loader)
     cudis_rt_stats st;
     cudis_rt_stats_get(rt, &st);
     cr_assert_eq(st.writeback_errors, 1);
+    cudis_rt_destroy(rt);
+}
+
+Test(rt, stalled_cache_costs_one_timeout)
+{
+    cudis_rt_options o;
+    cudis_rt_options_default(&o);
+    o.policy = CUDIS_MISS_FILL;
+    cudis_rt *rt = cudis_rt_create(P, T, loader, NULL, &o, NULL, 0);
+    uint64_t ids[10];
+    uint8_t rows[10 * RB], found[10];
+    for (int i = 0; i < 10; i++) {
+        ids[i] = (uint64_t)i + 300;
+    }
+    cr_assert_eq(cudis_rt_get(rt, 10, ids, rows, found), 0); /* opens a connection */
+    kill(S.pid, SIGSTOP);
+    uint64_t t0 = cudis_mono_ns();
+    cr_assert_eq(cudis_rt_get(rt, 10, ids, rows, found), 0);
+    double ms = (double)(cudis_mono_ns() - t0) / 1e6;
+    kill(S.pid, SIGCONT);
+    /* one 500 ms timeout on the lookup, no second wait on the write-back */
+    cr_assert(ms >= 450 && ms < 950, "took %.0f ms", ms);
+    for (int i = 0; i < 10; i++) {
+        cr_assert_eq(found[i], CUDIS_ROW_MISS);
+        expect_row(rows + i * RB, ids[i]);
+    }
     cudis_rt_destroy(rt);
 }
