@@ -112,9 +112,11 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     uint64_t max_item = ccht_item_size(o.max_key_len, o.max_val_len, 1);
     /* Pages: 1 MiB, or the next power of two holding the largest item;
      * smaller (down to that item, at least 4 KiB) while there would be fewer
-     * than 1024 of them, so that small budgets still give every size class
-     * pages; below 8 pages, smaller still (then the largest items do not
-     * fit: CUDIS_E_FULL). */
+     * than 1024 of them. A budget that would hold fewer than 64 such pages
+     * gets smaller pages instead (at least 64 of them, 4 KiB minimum), and
+     * items bigger than a page are refused (CUDIS_E_FULL): with a handful of
+     * pages, size classes outnumber pages and every allocation would move a
+     * whole page (measured: 0.8% of a 2 MiB budget held data). */
     uint64_t page = 1u << 20;
     while (page < max_item) {
         page <<= 1;
@@ -122,7 +124,7 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     while (page / 2 >= max_item && page / 2 >= 4096 && rest / (page + PAGE_META_BYTES) < 1024) {
         page >>= 1;
     }
-    while (page > 4096 && rest / (page + PAGE_META_BYTES) < 8) {
+    while (page > 4096 && rest / (page + PAGE_META_BYTES) < 64) {
         page >>= 1;
     }
     uint64_t n_pages = rest / (page + PAGE_META_BYTES);

@@ -22,6 +22,7 @@
  * time). Order: drain > bucket pairs > class > pool. Callers of the slow path
  * hold no bucket lock, so evictions may lock any bucket pair.
  */
+#include <math.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,19 +86,44 @@ static uint64_t *chunk_link(ccht *t, uint64_t off)
 int ccht_arena_init(ccht *t)
 {
     uint32_t n = 0;
-    uint64_t sz = 16;
-    while (sz <= 128 && sz <= t->page_bytes) {
-        t->classes[n++].size = (uint32_t)sz;
-        sz += 8;
-    }
-    sz = 128;
-    while (n < CCHT_MAX_CLASSES - 1) {
-        uint64_t next = (sz * 9 / 8 + 7) & ~7ull;
-        if (next >= t->page_bytes) {
-            break;
+    /* Fine classes (8-byte steps to 128, then x1.125) when pages are
+     * plentiful; with few pages, fewer and coarser classes (at most a
+     * quarter as many classes as pages, at least 8), so that the classes in
+     * use do not outnumber the pages. */
+    uint32_t target = t->n_pages / 4;
+    if (target >= 100) {
+        uint64_t sz = 16;
+        while (sz <= 128 && sz <= t->page_bytes) {
+            t->classes[n++].size = (uint32_t)sz;
+            sz += 8;
         }
-        t->classes[n++].size = (uint32_t)next;
-        sz = next;
+        sz = 128;
+        while (n < CCHT_MAX_CLASSES - 1) {
+            uint64_t next = (sz * 9 / 8 + 7) & ~7ull;
+            if (next >= t->page_bytes) {
+                break;
+            }
+            t->classes[n++].size = (uint32_t)next;
+            sz = next;
+        }
+    } else {
+        if (target < 8) {
+            target = 8;
+        }
+        double f = pow((double)t->page_bytes / 16.0, 1.0 / (double)(target - 1));
+        double x = 16;
+        uint64_t prev = 0;
+        while (n < CCHT_MAX_CLASSES - 1) {
+            uint64_t sz = ((uint64_t)x + 7) & ~7ull;
+            if (sz >= t->page_bytes) {
+                break;
+            }
+            if (sz > prev) {
+                t->classes[n++].size = (uint32_t)sz;
+                prev = sz;
+            }
+            x *= f;
+        }
     }
     if (n == 0 || t->classes[n - 1].size < t->page_bytes) {
         t->classes[n++].size = (uint32_t)t->page_bytes;
@@ -165,7 +191,8 @@ int ccht_arena_class(const ccht *t, uint64_t size)
     }
     if (size <= 128) {
         uint32_t c = size <= 16 ? 0 : (uint32_t)((size + 7) / 8 - 2);
-        if (c < t->n_classes && t->classes[c].size >= size) {
+        if (c < t->n_classes && t->classes[c].size >= size &&
+            (c == 0 || t->classes[c - 1].size < size)) {
             return (int)c;
         }
     }

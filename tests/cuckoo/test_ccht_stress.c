@@ -276,9 +276,9 @@ static ccht *mk(uint64_t mem, uint64_t max_items, uint32_t ways)
 /* Hot keys, every op kind, constant eviction: no torn value. */
 Test(ccht_stress, hot_keys_no_torn_values, .timeout = 120)
 {
-    /* 128 slots for 300 keys (bucket evictions) and ~200 KiB of values for
-     * ~230 KiB live (memory evictions, page moves: sizes 16..1500). */
-    T = mk(256 << 10, 128, 8);
+    /* 128 slots for 300 keys (bucket evictions) and ~120 KiB of pages for
+     * up to 128 values of 16..1500 bytes (memory evictions, page moves). */
+    T = mk(128 << 10, 128, 8);
     run(4, true, 3.0);
     ccht_destroy(T);
 }

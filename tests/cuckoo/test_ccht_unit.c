@@ -173,7 +173,8 @@ Test(ccht, max_sizes_and_one_over)
 
 Test(ccht, default_limits_one_mib_value)
 {
-    ccht *u = mk(64 << 20, 0, 8, 0, 0);
+    /* 256 MiB (touched lazily): at least 64 pages of 2 MiB */
+    ccht *u = mk(256 << 20, 0, 8, 0, 0);
     static uint8_t v[(1 << 20) + 1];
     memset(v, 7, sizeof(v));
     cr_assert_eq(ccht_set(u, "m", 1, v, 1 << 20, 0, 0), 1);
