@@ -445,7 +445,8 @@ static stage_layout stage_plan(uint32_t n, uint64_t in_len, uint64_t out_cap)
     return l;
 }
 
-static gpu_slot *slot_acquire(gpu_engine *g)
+/* A free staging slot; with wait = false, NULL when all are in flight. */
+static gpu_slot *slot_acquire(gpu_engine *g, bool wait)
 {
     pthread_mutex_lock(&g->lock);
     for (;;) {
@@ -457,6 +458,10 @@ static gpu_slot *slot_acquire(gpu_engine *g)
                 pthread_mutex_unlock(&g->lock);
                 return s;
             }
+        }
+        if (!wait) {
+            pthread_mutex_unlock(&g->lock);
+            return NULL;
         }
         pthread_cond_wait(&g->cond, &g->lock);
     }
@@ -470,13 +475,12 @@ static void slot_release(gpu_engine *g, gpu_slot *s)
     pthread_mutex_unlock(&g->lock);
 }
 
-int gpu_engine_execute(gpu_engine *g, cudis_batch *b)
+/* Copy a batch into a slot and enqueue copy-in, kernel and copy-back. */
+static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out)
 {
+    *out = NULL;
     if (g == NULL || b == NULL || (b->n_ops > 0 && (b->ops == NULL || b->res == NULL))) {
         return CUDIS_E_INVAL;
-    }
-    if (b->n_ops == 0) {
-        return CUDIS_OK;
     }
     if (GPU_CK(cudaSetDevice(g->device)) != 0) {
         return CUDIS_E_CUDA;
@@ -503,11 +507,24 @@ int gpu_engine_execute(gpu_engine *g, cudis_batch *b)
     uint64_t out_cap = b->out != NULL ? b->out_cap : 0;
     stage_layout l = stage_plan(b->n_ops, in_len, out_cap);
 
-    gpu_slot *s = slot_acquire(g);
+    gpu_slot *s = slot_acquire(g, wait);
+    if (s == NULL) {
+        return CUDIS_E_BUSY;
+    }
     int rc = slot_reserve(g, s, l.total);
     if (rc != 0) {
         slot_release(g, s);
         return rc;
+    }
+    s->batch = b;
+    s->lay_hdr = l.hdr;
+    s->lay_res = l.res;
+    s->lay_out = l.out;
+    s->out_cap = out_cap;
+    if (b->n_ops == 0) {
+        s->rc = 0;
+        *out = s;
+        return 0;
     }
     memcpy(s->h_buf + l.ops, b->ops, (size_t)b->n_ops * sizeof(cudis_op));
     if (in_len > 0) {
@@ -545,27 +562,45 @@ int gpu_engine_execute(gpu_engine *g, cudis_batch *b)
                                     cudaMemcpyDeviceToHost, s->stream));
     }
     pthread_mutex_unlock(&g->enq_lock);
+    s->rc = rc;
+    *out = s;
+    return 0;
+}
+
+/* Wait for a submitted batch, copy its results and values back, free the
+ * slot. */
+static int batch_complete(gpu_engine *g, gpu_slot *s)
+{
+    cudis_batch *b = s->batch;
+    int rc = s->rc;
+    if (b->n_ops == 0) {
+        slot_release(g, s);
+        return rc;
+    }
+    if (rc == 0) {
+        rc = GPU_CK(cudaSetDevice(g->device));
+    }
     if (rc == 0) {
         rc = GPU_CK(cudaStreamSynchronize(s->stream));
     }
     uint64_t out_len = 0;
     if (rc == 0) {
-        memcpy(&out_len, s->h_buf + l.hdr, sizeof(out_len));
-        uint64_t n = out_len < out_cap ? out_len : out_cap;
+        memcpy(&out_len, s->h_buf + s->lay_hdr, sizeof(out_len));
+        uint64_t n = out_len < s->out_cap ? out_len : s->out_cap;
         if (n > 0) {
-            rc = GPU_CK(cudaMemcpyAsync(s->h_buf + l.out, s->d_buf + l.out, n,
+            rc = GPU_CK(cudaMemcpyAsync(s->h_buf + s->lay_out, s->d_buf + s->lay_out, n,
                                         cudaMemcpyDeviceToHost, s->stream));
             if (rc == 0) {
                 rc = GPU_CK(cudaStreamSynchronize(s->stream));
             }
             if (rc == 0) {
-                memcpy(b->out, s->h_buf + l.out, n);
+                memcpy(b->out, s->h_buf + s->lay_out, n);
             }
         }
     }
     float ms = 0;
     if (rc == 0) {
-        memcpy(b->res, s->h_buf + l.res, (size_t)b->n_ops * sizeof(cudis_result));
+        memcpy(b->res, s->h_buf + s->lay_res, (size_t)b->n_ops * sizeof(cudis_result));
         b->out_len = out_len;
         if (cudaEventElapsedTime(&ms, s->ev_k0, s->ev_k1) != cudaSuccess) {
             (void)cudaGetLastError();
@@ -583,8 +618,41 @@ int gpu_engine_execute(gpu_engine *g, cudis_batch *b)
         g->kernel_us_total += ms * 1000.0;
     }
     pthread_mutex_unlock(&g->lock);
+    s->batch = NULL;
     slot_release(g, s);
     return rc;
+}
+
+int gpu_engine_execute(gpu_engine *g, cudis_batch *b)
+{
+    if (b != NULL && b->n_ops == 0 && g != NULL) {
+        return CUDIS_OK;
+    }
+    gpu_slot *s;
+    int rc = batch_submit(g, b, true, &s);
+    if (rc != 0) {
+        return rc;
+    }
+    return batch_complete(g, s);
+}
+
+int gpu_engine_submit(gpu_engine *g, cudis_batch *batch, gpu_pending **pending)
+{
+    if (pending == NULL) {
+        return CUDIS_E_INVAL;
+    }
+    gpu_slot *s;
+    int rc = batch_submit(g, batch, false, &s);
+    *pending = (gpu_pending *)s;
+    return rc;
+}
+
+int gpu_engine_complete(gpu_engine *g, gpu_pending *pending)
+{
+    if (g == NULL || pending == NULL) {
+        return CUDIS_E_INVAL;
+    }
+    return batch_complete(g, (gpu_slot *)pending);
 }
 
 double gpu_engine_last_kernel_us(gpu_engine *g)

@@ -9,10 +9,13 @@
  *
  * Two ways in:
  *   - host batches (gpu_engine_execute): a cudis_batch in host memory is
- *     copied to the device through pinned staging buffers, run, and its
- *     results and values copied back. Several threads may call it at once:
- *     the copy-in of one caller's batch overlaps the kernels of the batch
- *     before it, and kernels run in the order the calls were enqueued.
+ *     copied to the device through pinned staging buffers (3 slots, each
+ *     with its own CUDA stream), run, and its results and values copied
+ *     back. The copy-in of batch n+1 overlaps the kernel of batch n, and
+ *     kernels run in the order batches were enqueued (each launch waits on
+ *     an event recorded after the previous one). Overlap comes from several
+ *     threads calling execute at once, or from one thread using
+ *     gpu_engine_submit / gpu_engine_complete.
  *   - device pointers (gpu_engine_*_dev): for in-process users whose keys
  *     and values already live in GPU memory (an inference service fetching
  *     embedding rows). Arguments are device pointers; the work is enqueued
@@ -87,6 +90,23 @@ void gpu_engine_destroy(gpu_engine *g);
  * result, or a negative code when the batch as a whole failed.
  */
 int gpu_engine_execute(gpu_engine *g, cudis_batch *batch);
+
+/* A host batch in flight (gpu_engine_submit). */
+typedef struct gpu_pending gpu_pending;
+
+/*
+ * The two halves of gpu_engine_execute, for a caller that pipelines batches
+ * from one thread: submit copies the batch into pinned staging and enqueues
+ * copy-in, kernel and copy-back, then returns at once; complete waits for
+ * it and fills batch->res / out / out_len. Submit batch n+1 before
+ * completing batch n and its copy-in overlaps n's kernel; kernels still run
+ * in submission order. The batch's memory must stay valid until complete.
+ * At most 3 batches may be pending per engine: submit returns
+ * CUDIS_E_BUSY (nothing enqueued) when all staging slots are in flight.
+ * Every successful submit must be completed exactly once (any order).
+ */
+int gpu_engine_submit(gpu_engine *g, cudis_batch *batch, gpu_pending **pending);
+int gpu_engine_complete(gpu_engine *g, gpu_pending *pending);
 
 /*
  * Run a batch whose records already live in device memory: d_ops[n_ops],

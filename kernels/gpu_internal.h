@@ -85,6 +85,11 @@ typedef struct gpu_slot {
     uint8_t *d_buf;      /* device staging */
     size_t cap;          /* bytes of each */
     bool busy;
+    /* the batch in flight (between submit and complete) */
+    cudis_batch *batch;
+    size_t lay_hdr, lay_res, lay_out;
+    uint64_t out_cap;
+    int rc;              /* result of enqueueing it */
 } gpu_slot;
 
 struct gpu_engine {

@@ -33,6 +33,9 @@ Test(gpu_api, null_engine_is_rejected)
     cr_assert_eq(gpu_engine_execute_dev(NULL, NULL, 1, NULL, NULL, NULL, 0, NULL, 0, NULL),
                  CUDIS_E_INVAL);
     cr_assert_eq(gpu_engine_sync(NULL), CUDIS_E_INVAL);
+    gpu_pending *p = NULL;
+    cr_assert_eq(gpu_engine_submit(NULL, &b, &p), CUDIS_E_INVAL);
+    cr_assert_eq(gpu_engine_complete(NULL, p), CUDIS_E_INVAL);
     cr_assert_eq(gpu_engine_flush(NULL), CUDIS_E_INVAL);
     cr_assert_eq(gpu_engine_random_key(NULL, 0, buf, sizeof(buf), &u), CUDIS_E_INVAL);
     cudis_stats st;
