@@ -255,6 +255,7 @@ static void remove_dir(const char *dir)
 int e2e_stop(e2e_server *s)
 {
     int st = -1;
+    bool had_pid = s->pid > 0;
     if (s->pid > 0) {
         kill(s->pid, SIGTERM);
         int64_t end = e2e_now_ms() + 10000;
@@ -273,7 +274,7 @@ int e2e_stop(e2e_server *s)
         }
         s->pid = 0;
     }
-    if (st != 0 && s->dir[0]) {
+    if (had_pid && st != 0 && s->dir[0]) {
         e2e_print_log(s);
     }
     if (s->dir[0]) {
