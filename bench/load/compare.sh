@@ -15,21 +15,24 @@
 #      MEM (MB per server, default 64; QUICK 16), SERVERS (default
 #      "cudis redis memcached"), DUR (seconds per point), SERVER_CPUS,
 #      LOAD_CPUS, MC_THREADS (memcached -t, default 1), CUDIS_ARGS (extra
-#      cudis-server options), CUDIS_ENGINE (default cpu).
+#      cudis-server options), CUDIS_ENGINE (default cpu), WORKLOADS (subset of
+#      "zipf90 uniform50 mget100 pressure").
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 
 QUICK=${QUICK:-0}
 OUT=${OUT:-$ROOT/bench/results/load}
 SERVERS=${SERVERS:-"cudis redis memcached"}
+WORKLOADS=${WORKLOADS:-"zipf90 uniform50 mget100 pressure"}
+want() { [[ " $WORKLOADS " == *" $1 "* ]]; }
 if [[ $QUICK == 1 ]]; then
   MEM=${MEM:-16}; DUR=${DUR:-1}; WARM=${WARM:-0.5}
   CONNS_SWEEP=${CONNS_SWEEP:-"1 16 64"}; PIPE_SWEEP=${PIPE_SWEEP:-"1 16"}
-  PRESSURE_WARM=${PRESSURE_WARM:-2}; ZKEYS=${ZKEYS:-50000}
+  ZKEYS=${ZKEYS:-50000}
 else
   MEM=${MEM:-64}; DUR=${DUR:-4}; WARM=${WARM:-1}
   CONNS_SWEEP=${CONNS_SWEEP:-"1 4 16 64 256"}; PIPE_SWEEP=${PIPE_SWEEP:-"1 4 16 64"}
-  PRESSURE_WARM=${PRESSURE_WARM:-5}; ZKEYS=${ZKEYS:-100000}
+  ZKEYS=${ZKEYS:-100000}
 fi
 STD_CONNS=16 # the connection count of the pipeline sweep and the other workloads
 
@@ -100,6 +103,7 @@ t_start=$(date +%s)
 
 # 1. 90/10 get/set, Zipf 0.99, 32-byte values: sweep connections, then pipeline depth.
 ZIPF=(-k "$ZKEYS" --zipf 0.99 -v 32 -r 0.9)
+if want zipf90; then
 echo "== zipf90: 90/10 get/set, Zipf 0.99, 32 B values, $ZKEYS keys =="
 start_all
 for c in $CONNS_SWEEP; do
@@ -112,30 +116,41 @@ for d in $PIPE_SWEEP; do
   point zipf90 "$STD_CONNS" "$d" "$tag" "${ZIPF[@]}"
 done
 stop_all
+fi
 
 # 2. 50/50 get/set, uniform keys.
+if want uniform50; then
 echo "== uniform50: 50/50 get/set, uniform, 32 B values, $ZKEYS keys =="
 start_all
 point uniform50 "$STD_CONNS" 1 uniform50 -k "$ZKEYS" --dist uniform -v 32 -r 0.5
 point uniform50 "$STD_CONNS" 16 "" -k "$ZKEYS" --dist uniform -v 32 -r 0.5
 stop_all
+fi
 
 # 3. Feature cache: MGET of 100 keys, 512-byte values (keys sized to fit in memory).
 FKEYS=$(( MEM * 1024 * 1024 / 2 / 1024 ))  # ~half the limit at ~1 KiB per item incl. overhead
+if want mget100; then
 echo "== mget100: MGET of 100 keys, 512 B values, $FKEYS keys, Zipf 0.99, reads only =="
 start_all
 point mget100 "$STD_CONNS" 1 mget100 -k "$FKEYS" --zipf 0.99 -v 512 -r 1.0 -m 100
 stop_all
+fi
 
 # 4. Memory pressure: the key range is 4x what fits in the memory limit (raw key+value
-#    bytes); Zipf 0.99 reads with cache-aside fill on miss, 10% writes.
-PVAL=200
-PKEYS=$(( 4 * MEM * 1024 * 1024 / (PVAL + 16) ))
-echo "== pressure: $PKEYS keys x $((PVAL + 16)) B = 4x the ${MEM} MB limit, Zipf 0.99, 90/10 + fill on miss =="
+#    bytes); Zipf 0.99 reads with cache-aside fill on miss, 10% writes. Warm-up and
+#    measurement are request counts (8x and 4x the items that fit), so every server
+#    reaches its steady state and serves the same work whatever its speed.
+PVAL=${PVAL:-480}
+PFIT=$(( MEM * 1024 * 1024 / (PVAL + 16) ))
+PKEYS=$(( 4 * PFIT ))
+if want pressure; then
+echo "== pressure: $PKEYS keys x $((PVAL + 16)) B = 4x the ${MEM} MB limit, Zipf 0.99, 90/10 + fill on miss," \
+  "warm-up $((8 * PFIT)) requests, measure $((4 * PFIT)) =="
 start_all
 point pressure "$STD_CONNS" 4 "" -k "$PKEYS" --zipf 0.99 -v "$PVAL" -r 0.9 --fill-on-miss \
-  -w "$PRESSURE_WARM"
+  -w 0 -W $((8 * PFIT)) -n $((4 * PFIT))
 stop_all
+fi
 trap - EXIT
 
 t_end=$(date +%s)

@@ -32,6 +32,7 @@ static void usage(FILE *f)
             "  -D, --duration S         measure for S seconds (10)\n"
             "  -n, --requests N         measure N requests instead of a duration\n"
             "  -w, --warmup S           run the workload S seconds before measuring (0)\n"
+            "  -W, --warmup-requests N  run N workload requests before measuring (with -n)\n"
             "      --no-load            skip the load phase (SET of every key first)\n"
             "      --fill-on-miss       cache-aside: a GET miss is followed by a SET of the key\n"
             "      --seed N             random seed (1)\n"
@@ -83,7 +84,7 @@ int main(int argc, char **argv)
         {"zipf", required_argument, 0, OPT_ZIPF}, {"value-size", required_argument, 0, 'v'},
         {"get-ratio", required_argument, 0, 'r'}, {"mget", required_argument, 0, 'm'},
         {"duration", required_argument, 0, 'D'}, {"requests", required_argument, 0, 'n'},
-        {"warmup", required_argument, 0, 'w'},   {"no-load", no_argument, 0, OPT_NOLOAD},
+        {"warmup", required_argument, 0, 'w'},   {"warmup-requests", required_argument, 0, 'W'},   {"no-load", no_argument, 0, OPT_NOLOAD},
         {"fill-on-miss", no_argument, 0, OPT_FILL}, {"seed", required_argument, 0, OPT_SEED},
         {"key-prefix", required_argument, 0, OPT_PREFIX},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"label", required_argument, 0, OPT_LABEL},
@@ -94,7 +95,7 @@ int main(int argc, char **argv)
     };
     int ch;
     double zipf = o.zipf;
-    while ((ch = getopt_long(argc, argv, "h:p:P:t:c:d:k:v:r:m:D:n:w:q", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "h:p:P:t:c:d:k:v:r:m:D:n:w:W:q", longopts, NULL)) != -1) {
         switch (ch) {
         case 'h': o.host = optarg; break;
         case 'p': o.port = atoi(optarg); break;
@@ -120,6 +121,7 @@ int main(int argc, char **argv)
         case 'D': o.duration_s = atof(optarg); break;
         case 'n': o.requests = strtoull(optarg, NULL, 10); break;
         case 'w': o.warmup_s = atof(optarg); break;
+        case 'W': o.warmup_requests = strtoull(optarg, NULL, 10); break;
         case OPT_NOLOAD: o.load = false; break;
         case OPT_FILL: o.fill_on_miss = true; break;
         case OPT_SEED: o.seed = strtoull(optarg, NULL, 10); break;

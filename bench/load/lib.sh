@@ -97,5 +97,6 @@ run_bench() {
 
 machine_line() {
   echo "$(nproc) CPUs ($(lscpu | sed -n 's/^Model name: *//p' | head -1)), $(free -g | awk '/Mem:/{print $2}') GiB RAM," \
-       "$(uname -r); shared with other jobs (noisy); servers on CPU ${SERVER_CPUS:-any}, load on CPU ${LOAD_CPUS:-any}"
+       "$(uname -r); shared with other jobs (noisy: load average $(cut -d' ' -f1-3 /proc/loadavg) at start);" \
+       "servers on CPU ${SERVER_CPUS:-any}, load on CPU ${LOAD_CPUS:-any}"
 }

@@ -35,6 +35,7 @@ struct req {
     uint64_t key;
     uint32_t nkeys;
     uint8_t kind;
+    uint8_t measured; /* issued after the warm-up (by count and by time) */
 };
 
 struct worker;
@@ -80,9 +81,12 @@ struct worker {
     size_t plen;
     char *rbuf;
     uint64_t quota, issued_measured;
+    uint64_t warm_quota, issued_total; /* warm-up by request count */
+    uint64_t first_measured_ns;
     uint64_t last_reply_ns, last_done_ns;
     uint64_t load_errors;
     uint64_t all_done; /* workload replies, warm-up included (progress) */
+    uint64_t all_hits, all_misses;
     int err;
     struct load_result r;
     /* published for the progress line (single writer, relaxed) */
@@ -202,11 +206,12 @@ static int encode_set(struct worker *w, struct conn *c, uint64_t key)
 }
 
 /* Queues one request; kind REQ_FILL/REQ_LOAD take the given key. */
-static int issue(struct conn *c, uint64_t now, int kind, uint64_t key)
+static int issue(struct conn *c, uint64_t now, int kind, uint64_t key, bool measured)
 {
     struct worker *w = c->w;
     const struct load_opts *o = w->o;
-    struct req r = {.t_send = now, .key = key, .nkeys = 1, .kind = (uint8_t)kind};
+    struct req r = {.t_send = now, .key = key, .nkeys = 1, .kind = (uint8_t)kind,
+                    .measured = measured};
     int rc;
     if (kind == REQ_LOAD || kind == REQ_FILL) {
         rc = encode_set(w, c, key);
@@ -284,7 +289,8 @@ static void conn_finished(struct conn *c)
 static bool may_issue(struct worker *w, uint64_t now)
 {
     if (w->o->requests) {
-        return now < w->sh->warm_end_ns || w->issued_measured < w->quota;
+        return w->issued_total < w->warm_quota || now < w->sh->warm_end_ns ||
+               w->issued_measured < w->quota;
     }
     return now < w->sh->end_ns;
 }
@@ -292,10 +298,15 @@ static bool may_issue(struct worker *w, uint64_t now)
 static int next_workload_req(struct conn *c, uint64_t now, int kind, uint64_t key)
 {
     struct worker *w = c->w;
-    if (w->o->requests && now >= w->sh->warm_end_ns) {
+    bool m = w->issued_total >= w->warm_quota && now >= w->sh->warm_end_ns;
+    w->issued_total++;
+    if (m) {
         w->issued_measured++;
+        if (w->first_measured_ns == UINT64_MAX) {
+            w->first_measured_ns = now;
+        }
     }
-    return issue(c, now, kind, key);
+    return issue(c, now, kind, key, m);
 }
 
 static void on_reply(struct conn *c, const struct load_reply *rep, uint64_t now)
@@ -309,7 +320,7 @@ static void on_reply(struct conn *c, const struct load_reply *rep, uint64_t now)
         }
         atomic_store_explicit(&w->pub_loaded, w->r.loaded, memory_order_relaxed);
         if (c->load_next < c->load_end) {
-            issue(c, now, REQ_LOAD, c->load_next++);
+            issue(c, now, REQ_LOAD, c->load_next++, false);
         } else if (c->count == 0) {
             conn_finished(c);
         }
@@ -321,7 +332,13 @@ static void on_reply(struct conn *c, const struct load_reply *rep, uint64_t now)
     }
     w->all_done++;
     atomic_store_explicit(&w->pub_done, w->all_done, memory_order_relaxed);
-    bool measured = now >= w->sh->warm_end_ns && now < w->sh->end_ns;
+    if (rq.kind == REQ_GET || rq.kind == REQ_MGET) {
+        w->all_hits += hits;
+        w->all_misses += misses;
+        atomic_store_explicit(&w->pub_hits, w->all_hits, memory_order_relaxed);
+        atomic_store_explicit(&w->pub_misses, w->all_misses, memory_order_relaxed);
+    }
+    bool measured = rq.measured && now >= w->sh->warm_end_ns && now < w->sh->end_ns;
     if (measured) {
         struct load_result *r = &w->r;
         r->requests++;
@@ -338,8 +355,6 @@ static void on_reply(struct conn *c, const struct load_reply *rep, uint64_t now)
             r->errors++;
         }
         w->last_done_ns = now;
-        atomic_store_explicit(&w->pub_hits, r->hits, memory_order_relaxed);
-        atomic_store_explicit(&w->pub_misses, r->misses, memory_order_relaxed);
         atomic_store_explicit(&w->pub_errors, r->errors, memory_order_relaxed);
     }
     if (!may_issue(w, now)) {
@@ -432,7 +447,7 @@ static void *worker_main(void *arg)
             w->live++;
             int depth = o->pipeline > LOAD_DEPTH_MIN ? o->pipeline : LOAD_DEPTH_MIN;
             for (int d = 0; d < depth && c->load_next < c->load_end; d++) {
-                issue(c, now, REQ_LOAD, c->load_next++);
+                issue(c, now, REQ_LOAD, c->load_next++, false);
             }
             if (c->count == 0) {
                 c->done = true;
@@ -571,7 +586,7 @@ static int worker_setup(struct worker *w, const struct load_opts *o, struct run_
 /* ------------------------------------------------------------ the run */
 
 static void progress(const struct load_opts *o, struct worker *ws, int nw, const char *phase,
-                     double t, uint64_t *last_done, double *last_t, bool tty)
+                     double t, uint64_t last[3], double *last_t, bool tty)
 {
     uint64_t done = 0, hits = 0, misses = 0, errs = 0, loaded = 0;
     for (int i = 0; i < nw; i++) {
@@ -581,21 +596,24 @@ static void progress(const struct load_opts *o, struct worker *ws, int nw, const
         errs += atomic_load_explicit(&ws[i].pub_errors, memory_order_relaxed);
         loaded += atomic_load_explicit(&ws[i].pub_loaded, memory_order_relaxed);
     }
-    if (o->quiet) {
-        return;
+    if (!o->quiet) {
+        if (strcmp(phase, "load") == 0) {
+            fprintf(stderr, "[%6.1fs] load    %llu/%llu keys (%.0f%%)%s", t,
+                    (unsigned long long)loaded, (unsigned long long)o->keys,
+                    o->keys ? 100.0 * (double)loaded / (double)o->keys : 0.0, tty ? "   \r" : "\n");
+        } else {
+            /* per interval: requests/s and the hit ratio of the interval */
+            double dt = t - *last_t;
+            double rps = dt > 0 ? (double)(done - last[0]) / dt : 0.0;
+            uint64_t dh = hits - last[1], dm = misses - last[2];
+            double hr = dh + dm ? 100.0 * (double)dh / (double)(dh + dm) : 0.0;
+            fprintf(stderr, "[%6.1fs] %-7s %10.0f req/s  hit %6.2f%%  errors %llu%s", t, phase, rps,
+                    hr, (unsigned long long)errs, tty ? "   \r" : "\n");
+        }
     }
-    if (strcmp(phase, "load") == 0) {
-        fprintf(stderr, "[%6.1fs] load    %llu/%llu keys (%.0f%%)%s", t, (unsigned long long)loaded,
-                (unsigned long long)o->keys, o->keys ? 100.0 * (double)loaded / (double)o->keys : 0.0,
-                tty ? "   \r" : "\n");
-    } else {
-        double dt = t - *last_t;
-        double rps = dt > 0 ? (double)(done - *last_done) / dt : 0.0;
-        double hr = hits + misses ? 100.0 * (double)hits / (double)(hits + misses) : 0.0;
-        fprintf(stderr, "[%6.1fs] %-7s %10.0f req/s  hit %6.2f%%  errors %llu%s", t, phase, rps, hr,
-                (unsigned long long)errs, tty ? "   \r" : "\n");
-    }
-    *last_done = done;
+    last[0] = done;
+    last[1] = hits;
+    last[2] = misses;
     *last_t = t;
 }
 
@@ -604,6 +622,10 @@ int load_run(const struct load_opts *o, struct load_result *res)
     if (o->threads < 1 || o->conns < o->threads || o->pipeline < 1 || o->keys < 1 ||
         o->get_ratio < 0.0 || o->get_ratio > 1.0 || o->mget < 0) {
         fprintf(stderr, "cudis-bench: bad options (need conns >= threads >= 1, pipeline >= 1)\n");
+        return CUDIS_E_INVAL;
+    }
+    if (o->warmup_requests && !o->requests) {
+        fprintf(stderr, "cudis-bench: a warm-up by request count needs --requests too\n");
         return CUDIS_E_INVAL;
     }
     struct run_shared sh;
@@ -623,6 +645,9 @@ int load_run(const struct load_opts *o, struct load_result *res)
         int n = o->conns / nw + (i < o->conns % nw ? 1 : 0);
         load_hist_reset(&ws[i].r.hist);
         ws[i].quota = o->requests / (uint64_t)nw + ((uint64_t)i < o->requests % (uint64_t)nw ? 1 : 0);
+        ws[i].warm_quota = o->warmup_requests / (uint64_t)nw +
+                           ((uint64_t)i < o->warmup_requests % (uint64_t)nw ? 1 : 0);
+        ws[i].first_measured_ns = UINT64_MAX;
         rc = worker_setup(&ws[i], o, &sh, i, n, base);
         base += n;
     }
@@ -637,7 +662,7 @@ int load_run(const struct load_opts *o, struct load_result *res)
     }
     bool tty = isatty(2);
     uint64_t t0 = cudis_mono_ns();
-    uint64_t last_done = 0;
+    uint64_t last_done[3] = {0, 0, 0};
     double last_t = 0.0;
     if (rc == 0) {
         /* load phase: progress until every worker is through */
@@ -646,7 +671,7 @@ int load_run(const struct load_opts *o, struct load_result *res)
             nanosleep(&ts, NULL);
             double t = (double)(cudis_mono_ns() - t0) / 1e9;
             if (t - last_t >= 1.0) {
-                progress(o, ws, nw, "load", t, &last_done, &last_t, tty);
+                progress(o, ws, nw, "load", t, last_done, &last_t, tty);
             }
         }
         uint64_t now = cudis_mono_ns();
@@ -654,7 +679,7 @@ int load_run(const struct load_opts *o, struct load_result *res)
         sh.warm_end_ns = now + (uint64_t)(o->warmup_s * 1e9);
         sh.end_ns = o->requests ? UINT64_MAX : sh.warm_end_ns + (uint64_t)(o->duration_s * 1e9);
         atomic_store_explicit(&sh.phase, 1, memory_order_release);
-        last_done = 0;
+        last_done[0] = last_done[1] = last_done[2] = 0;
         last_t = (double)(now - t0) / 1e9;
         double tick = last_t;
         while (atomic_load(&sh.finished) < nw) {
@@ -664,7 +689,7 @@ int load_run(const struct load_opts *o, struct load_result *res)
             double t = (double)(n2 - t0) / 1e9;
             if (t - tick >= 1.0) {
                 tick = t;
-                progress(o, ws, nw, n2 < sh.warm_end_ns ? "warmup" : "run", t, &last_done, &last_t,
+                progress(o, ws, nw, n2 < sh.warm_end_ns ? "warmup" : "run", t, last_done, &last_t,
                          tty);
             }
         }
@@ -676,7 +701,7 @@ int load_run(const struct load_opts *o, struct load_result *res)
         pthread_join(ws[i].th, NULL);
     }
     /* merge */
-    uint64_t last = 0, load_errors = 0;
+    uint64_t last = 0, first = UINT64_MAX, load_errors = 0;
     double load_s = rc == 0 ? res->load_s : 0.0;
     memset(res, 0, offsetof(struct load_result, hist));
     load_hist_reset(&res->hist);
@@ -695,13 +720,16 @@ int load_run(const struct load_opts *o, struct load_result *res)
         if (ws[i].last_done_ns > last) {
             last = ws[i].last_done_ns;
         }
+        if (ws[i].first_measured_ns < first) {
+            first = ws[i].first_measured_ns;
+        }
         load_errors += ws[i].load_errors;
         if (ws[i].err && rc == 0) {
             rc = ws[i].err;
         }
     }
     if (o->requests) {
-        res->elapsed_s = last > sh.warm_end_ns ? (double)(last - sh.warm_end_ns) / 1e9 : 0.0;
+        res->elapsed_s = last > first && first != UINT64_MAX ? (double)(last - first) / 1e9 : 0.0;
     } else {
         res->elapsed_s = o->duration_s;
     }

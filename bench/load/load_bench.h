@@ -33,6 +33,7 @@ struct load_opts {
     double duration_s;  /* measure time (when requests == 0) */
     uint64_t requests;  /* measure this many requests instead (0 = use duration) */
     double warmup_s;    /* workload time before measuring */
+    uint64_t warmup_requests; /* and/or this many requests (needs requests > 0) */
     bool load;          /* SET every key once first */
     bool fill_on_miss;  /* cache-aside: a GET miss is followed by a SET of the key */
     uint64_t seed;
