@@ -43,7 +43,7 @@ enum gpu_counter {
     GPU_C_EVICT_BUCKET,
     GPU_C_EVICT_MEMORY,
     GPU_C_EVICT_EXPIRED,
-    GPU_C_ITEMS,       /* gauges below: signed deltas added as uint64 */
+    GPU_C_ITEMS, /* gauges below: signed deltas added as uint64 */
     GPU_C_KEY_BYTES,
     GPU_C_VAL_BYTES,
     GPU_C_CHUNK_BYTES, /* chunk bytes held by live items */
@@ -60,7 +60,7 @@ typedef struct gpu_counters {
  * ---------------------------------------------------------------------- */
 
 #define GPU_MAX_CLASSES 64
-#define GPU_SHARDS 64 /* at most 64: one bit each in gpu_alloc.nonempty */
+#define GPU_SHARDS 64     /* at most 64: one bit each in gpu_alloc.nonempty */
 #define GPU_HEAD_STRIDE 4 /* uint64 words per head: 32 bytes, one L2 sector each */
 #define GPU_REF_BITS 40   /* head = tag << 40 | (offset / 8 + 1) */
 #define GPU_REF_MASK ((1ull << GPU_REF_BITS) - 1)
@@ -68,7 +68,7 @@ typedef struct gpu_counters {
 #define GPU_CLASS_SLACK 3u /* an item may take a chunk this many classes larger */
 
 typedef struct gpu_alloc {
-    uint64_t bump;        /* arena bytes handed to classes so far */
+    uint64_t bump; /* arena bytes handed to classes so far */
     uint64_t pad_[7];
     /* per class, a hint of which shards' lists are non-empty (set after a
      * push onto an empty list, cleared after a pop empties one; a stale
@@ -82,12 +82,12 @@ typedef struct gpu_alloc {
  * ---------------------------------------------------------------------- */
 
 typedef struct gpu_table {
-    ccht_view v;               /* buckets + arena in device memory */
-    gpu_alloc *alloc;          /* device */
-    gpu_counters *cnt;         /* device */
-    uint32_t *page_class;      /* device: class of the chunks carved from each page
-                                * (a chunk larger than a page starts a run of whole
-                                * pages; its first page holds the class) */
+    ccht_view v;          /* buckets + arena in device memory */
+    gpu_alloc *alloc;     /* device */
+    gpu_counters *cnt;    /* device */
+    uint32_t *page_class; /* device: class of the chunks carved from each page
+                           * (a chunk larger than a page starts a run of whole
+                           * pages; its first page holds the class) */
     uint64_t n_pages;
     uint32_t n_classes;
     uint32_t page_bytes;
@@ -95,7 +95,7 @@ typedef struct gpu_table {
     uint32_t max_key_len;
     uint32_t max_val_len;
     uint32_t allow_empty_key;
-    uint32_t stamp;            /* recency stamp of this launch (logical clock) */
+    uint32_t stamp; /* recency stamp of this launch (logical clock) */
 } gpu_table;
 
 /* A mixed batch already in device memory. */
@@ -115,20 +115,20 @@ typedef struct gpu_fixed_args {
     const uint8_t *keys;
     uint32_t key_len;
     uint32_t n;
-    uint8_t *vals;             /* get: output rows; set: input rows */
-    uint32_t val_stride;       /* get: row bytes; set: value length */
-    uint32_t *val_lens;        /* get: lengths or GPU_DEV_MISS (may be NULL) */
-    uint32_t *miss;            /* get: miss list (may be NULL) */
+    uint8_t *vals;       /* get: output rows; set: input rows */
+    uint32_t val_stride; /* get: row bytes; set: value length */
+    uint32_t *val_lens;  /* get: lengths or GPU_DEV_MISS (may be NULL) */
+    uint32_t *miss;      /* get: miss list (may be NULL) */
     uint32_t *n_miss;
-    int32_t *status;           /* set: per-op status (may be NULL) */
-    int64_t expire_ms;         /* set */
+    int32_t *status;   /* set: per-op status (may be NULL) */
+    int64_t expire_ms; /* set */
     int64_t now_ms;
 } gpu_fixed_args;
 
 /* One record of gpu_k_collect's output, 8-byte aligned, key bytes follow. */
 typedef struct gpu_key_rec {
     uint32_t key_len;
-    uint32_t rec_len;          /* bytes of this record, header included */
+    uint32_t rec_len; /* bytes of this record, header included */
     int64_t expire_ms;
 } gpu_key_rec;
 
@@ -322,10 +322,10 @@ CUDIS_HD static inline uint64_t gpu_alloc_chunk(const gpu_table *t, uint32_t cls
  * ---------------------------------------------------------------------- */
 
 typedef struct gpu_layout {
-    uint64_t index;      /* bucket bytes (256-aligned) */
-    uint64_t arena;      /* n_pages * page_bytes */
-    uint64_t meta;       /* allocator state + counters + page classes */
-    uint64_t total;      /* index + arena + meta <= budget */
+    uint64_t index; /* bucket bytes (256-aligned) */
+    uint64_t arena; /* n_pages * page_bytes */
+    uint64_t meta;  /* allocator state + counters + page classes */
+    uint64_t total; /* index + arena + meta <= budget */
 } gpu_layout;
 
 static inline uint64_t gpu_align_up(uint64_t v, uint64_t a)
@@ -340,8 +340,8 @@ static inline uint64_t gpu_align_up(uint64_t v, uint64_t a)
  */
 static inline int gpu_layout_plan(gpu_table *t, gpu_layout *l, uint64_t budget, uint32_t ways,
                                   uint64_t max_items, uint32_t expected_item_bytes,
-                                  uint32_t max_key_len, uint32_t max_val_len,
-                                  int allow_empty_key, uint64_t seed, const char **why)
+                                  uint32_t max_key_len, uint32_t max_val_len, int allow_empty_key,
+                                  uint64_t seed, const char **why)
 {
     uint64_t fixed = gpu_align_up(sizeof(gpu_alloc), 256) + gpu_align_up(sizeof(gpu_counters), 256);
     uint64_t max_item = ccht_item_size(max_key_len, max_val_len, 1);

@@ -25,8 +25,8 @@ int gpu_check_fail(int err, const char *expr, const char *file, int line)
 {
     cudaError_t e = (cudaError_t)err;
     pthread_mutex_lock(&err_lock);
-    snprintf(err_text, sizeof(err_text), "%s:%d: %s: %s: %s", file, line, expr,
-             cudaGetErrorName(e), cudaGetErrorString(e));
+    snprintf(err_text, sizeof(err_text), "%s:%d: %s: %s: %s", file, line, expr, cudaGetErrorName(e),
+             cudaGetErrorString(e));
     fprintf(stderr, "cudis gpu: %s\n", err_text);
     pthread_mutex_unlock(&err_lock);
     (void)cudaGetLastError(); /* clear a non-sticky error so later calls may work */
@@ -66,7 +66,8 @@ static int pick_device(int want, int *out, char *why, size_t why_len)
         if (drv == 0) {
             set_why(why, why_len, "no CUDA driver found (no NVIDIA GPU or driver installed)");
         } else {
-            set_why(why, why_len, "CUDA driver too old: driver supports CUDA %d.%d, this build needs %d.%d",
+            set_why(why, why_len,
+                    "CUDA driver too old: driver supports CUDA %d.%d, this build needs %d.%d",
                     drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
         }
         return CUDIS_E_NODEV;
@@ -244,6 +245,7 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
     pthread_mutex_init(&g->lock, NULL);
     pthread_cond_init(&g->cond, NULL);
     pthread_mutex_init(&g->enq_lock, NULL);
+    pthread_mutex_init(&g->ks_lock, NULL);
 
     struct cudaDeviceProp p;
     size_t free_b = 0, total_b = 0;
@@ -267,8 +269,7 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
             goto fail;
         }
         fprintf(stderr, "cudis gpu: memory budget %llu MiB clamped to %llu MiB (free on %s)\n",
-                (unsigned long long)(budget >> 20), (unsigned long long)(avail >> 20),
-                g->dev_name);
+                (unsigned long long)(budget >> 20), (unsigned long long)(avail >> 20), g->dev_name);
         budget = avail;
         g->clamped = true;
     }
@@ -311,8 +312,8 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
         goto fail;
     }
     set_why(why, why_len, "gpu: %s (device %d, compute capability %d.%d), %llu MiB of %zu MiB%s",
-            g->dev_name, dev, p.major, p.minor, (unsigned long long)(budget >> 20),
-            total_b >> 20, g->clamped ? " (clamped to free memory)" : "");
+            g->dev_name, dev, p.major, p.minor, (unsigned long long)(budget >> 20), total_b >> 20,
+            g->clamped ? " (clamped to free memory)" : "");
     return g;
 
 fail:
@@ -360,6 +361,7 @@ void gpu_engine_destroy(gpu_engine *g)
     pthread_mutex_destroy(&g->lock);
     pthread_cond_destroy(&g->cond);
     pthread_mutex_destroy(&g->enq_lock);
+    pthread_mutex_destroy(&g->ks_lock);
     free(g);
 }
 
@@ -751,11 +753,10 @@ static int check_fixed_keys(gpu_engine *g, const void *d_keys, uint32_t key_len)
 }
 
 int gpu_engine_get_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint32_t n,
-                       void *d_vals, uint32_t val_stride, uint32_t *d_val_lens,
-                       uint32_t *d_miss, uint32_t *d_n_miss, int64_t now_ms, void *stream)
+                       void *d_vals, uint32_t val_stride, uint32_t *d_val_lens, uint32_t *d_miss,
+                       uint32_t *d_n_miss, int64_t now_ms, void *stream)
 {
-    if (g == NULL || (d_miss == NULL) != (d_n_miss == NULL) ||
-        (d_vals == NULL && val_stride > 0)) {
+    if (g == NULL || (d_miss == NULL) != (d_n_miss == NULL) || (d_vals == NULL && val_stride > 0)) {
         return CUDIS_E_INVAL;
     }
     if (n == 0) {
@@ -800,8 +801,8 @@ int gpu_engine_get_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint
 }
 
 int gpu_engine_set_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint32_t n,
-                       const void *d_vals, uint32_t val_len, int64_t expire_ms,
-                       int32_t *d_status, int64_t now_ms, void *stream)
+                       const void *d_vals, uint32_t val_len, int64_t expire_ms, int32_t *d_status,
+                       int64_t now_ms, void *stream)
 {
     if (g == NULL || (d_vals == NULL && val_len > 0)) {
         return CUDIS_E_INVAL;
@@ -868,8 +869,8 @@ static int64_t collect(gpu_engine *g, uint64_t first, uint64_t n, int64_t now_ms
         }
         pthread_mutex_unlock(&g->enq_lock);
         if (rc == 0) {
-            rc = GPU_CK(cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost,
-                                        g->aux));
+            rc = GPU_CK(
+                cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost, g->aux));
         }
         if (rc == 0) {
             rc = GPU_CK(cudaStreamSynchronize(g->aux));
@@ -881,8 +882,8 @@ static int64_t collect(gpu_engine *g, uint64_t first, uint64_t n, int64_t now_ms
         memcpy(&len, g->h_scratch, 8);
         if (len <= cap) {
             if (len > 0) {
-                rc = GPU_CK(cudaMemcpy(g->h_scratch + 8, g->d_scratch + 8, len,
-                                       cudaMemcpyDeviceToHost));
+                rc = GPU_CK(
+                    cudaMemcpy(g->h_scratch + 8, g->d_scratch + 8, len, cudaMemcpyDeviceToHost));
                 if (rc != 0) {
                     return rc;
                 }
@@ -896,8 +897,8 @@ static int64_t collect(gpu_engine *g, uint64_t first, uint64_t n, int64_t now_ms
     return CUDIS_E_BUSY;
 }
 
-int gpu_engine_scan(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
-                    cudis_scan_fn fn, void *arg, uint64_t *next)
+static int gpu_engine_scan_locked(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
+                                  cudis_scan_fn fn, void *arg, uint64_t *next)
 {
     if (g == NULL || fn == NULL || next == NULL) {
         return CUDIS_E_INVAL;
@@ -955,8 +956,8 @@ static int read_counters(gpu_engine *g, gpu_counters *c)
     return rc;
 }
 
-int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap,
-                          uint32_t *len)
+static int gpu_engine_random_key_locked(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                                        uint32_t *len)
 {
     if (g == NULL || len == NULL || (buf == NULL && cap > 0)) {
         return CUDIS_E_INVAL;
@@ -1021,7 +1022,7 @@ int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t 
     return 0;
 }
 
-int gpu_engine_flush(gpu_engine *g)
+static int gpu_engine_flush_locked(gpu_engine *g)
 {
     if (g == NULL) {
         return CUDIS_E_INVAL;
@@ -1047,7 +1048,7 @@ int gpu_engine_flush(gpu_engine *g)
     return rc;
 }
 
-int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work)
+static int gpu_engine_sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work)
 {
     if (g == NULL) {
         return CUDIS_E_INVAL;
@@ -1075,8 +1076,7 @@ int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work)
     }
     pthread_mutex_unlock(&g->enq_lock);
     if (rc == 0) {
-        rc = GPU_CK(cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost,
-                                    g->aux));
+        rc = GPU_CK(cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost, g->aux));
     }
     if (rc == 0) {
         rc = GPU_CK(cudaStreamSynchronize(g->aux));
@@ -1088,6 +1088,52 @@ int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work)
     uint64_t count;
     memcpy(&count, g->h_scratch, 8);
     return count > (uint64_t)INT32_MAX ? INT32_MAX : (int)count;
+}
+
+/* The keyspace operations, one at a time (they share the scratch buffers). */
+int gpu_engine_scan(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
+                    cudis_scan_fn fn, void *arg, uint64_t *next)
+{
+    if (g == NULL) {
+        return CUDIS_E_INVAL;
+    }
+    pthread_mutex_lock(&g->ks_lock);
+    int rc = gpu_engine_scan_locked(g, cursor, count, now_ms, fn, arg, next);
+    pthread_mutex_unlock(&g->ks_lock);
+    return rc;
+}
+
+int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+{
+    if (g == NULL) {
+        return CUDIS_E_INVAL;
+    }
+    pthread_mutex_lock(&g->ks_lock);
+    int rc = gpu_engine_random_key_locked(g, now_ms, buf, cap, len);
+    pthread_mutex_unlock(&g->ks_lock);
+    return rc;
+}
+
+int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work)
+{
+    if (g == NULL) {
+        return CUDIS_E_INVAL;
+    }
+    pthread_mutex_lock(&g->ks_lock);
+    int rc = gpu_engine_sweep_locked(g, now_ms, max_work);
+    pthread_mutex_unlock(&g->ks_lock);
+    return rc;
+}
+
+int gpu_engine_flush(gpu_engine *g)
+{
+    if (g == NULL) {
+        return CUDIS_E_INVAL;
+    }
+    pthread_mutex_lock(&g->ks_lock);
+    int rc = gpu_engine_flush_locked(g);
+    pthread_mutex_unlock(&g->ks_lock);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -1159,8 +1205,7 @@ size_t gpu_engine_info(gpu_engine *g, char *buf, size_t cap)
         (void)cudaGetLastError();
     }
     uint64_t bump = 0;
-    if (cudaMemcpy(&bump, &g->t.alloc->bump, sizeof(bump), cudaMemcpyDeviceToHost) !=
-        cudaSuccess) {
+    if (cudaMemcpy(&bump, &g->t.alloc->bump, sizeof(bump), cudaMemcpyDeviceToHost) != cudaSuccess) {
         (void)cudaGetLastError();
     }
     pthread_mutex_lock(&g->lock);
@@ -1171,38 +1216,38 @@ size_t gpu_engine_info(gpu_engine *g, char *buf, size_t cap)
     if (bump > g->t.v.arena_bytes) {
         bump = g->t.v.arena_bytes;
     }
-    int n = snprintf(
-        buf, cap,
-        "gpu_device:%s\r\n"
-        "gpu_device_ordinal:%d\r\n"
-        "gpu_compute_capability:%d.%d\r\n"
-        "gpu_memory_total:%zu\r\n"
-        "gpu_memory_free:%zu\r\n"
-        "gpu_memory_budget:%llu\r\n"
-        "gpu_memory_budget_clamped:%d\r\n"
-        "gpu_memory_cache:%llu\r\n"
-        "gpu_memory_index:%llu\r\n"
-        "gpu_memory_arena:%llu\r\n"
-        "gpu_memory_arena_carved:%llu\r\n"
-        "gpu_memory_staging:%llu\r\n"
-        "gpu_buckets:%llu\r\n"
-        "gpu_ways:%u\r\n"
-        "gpu_size_classes:%u\r\n"
-        "gpu_page_bytes:%u\r\n"
-        "gpu_batches:%llu\r\n"
-        "gpu_batch_ops_avg:%.1f\r\n"
-        "gpu_batch_ops_max:%llu\r\n"
-        "gpu_kernel_us_per_batch:%.2f\r\n"
-        "gpu_kernel_us_last:%.2f\r\n"
-        "gpu_writes_full:%llu\r\n"
-        "gpu_last_cuda_error:%s\r\n",
-        g->dev_name, g->device, g->cc_major, g->cc_minor, total_b, free_b,
-        (unsigned long long)g->budget, g->clamped ? 1 : 0, (unsigned long long)st.bytes_used,
-        (unsigned long long)st.index_bytes, (unsigned long long)g->t.v.arena_bytes,
-        (unsigned long long)bump, (unsigned long long)staging,
-        (unsigned long long)g->t.v.n_buckets, g->t.v.ways, g->t.n_classes, g->t.page_bytes,
-        (unsigned long long)batches, batches ? (double)ops / (double)batches : 0.0,
-        (unsigned long long)maxops, batches ? kus / (double)batches : 0.0, last,
-        (unsigned long long)c.c[GPU_C_FULL], gpu_last_error());
+    int n = snprintf(buf, cap,
+                     "gpu_device:%s\r\n"
+                     "gpu_device_ordinal:%d\r\n"
+                     "gpu_compute_capability:%d.%d\r\n"
+                     "gpu_memory_total:%zu\r\n"
+                     "gpu_memory_free:%zu\r\n"
+                     "gpu_memory_budget:%llu\r\n"
+                     "gpu_memory_budget_clamped:%d\r\n"
+                     "gpu_memory_cache:%llu\r\n"
+                     "gpu_memory_index:%llu\r\n"
+                     "gpu_memory_arena:%llu\r\n"
+                     "gpu_memory_arena_carved:%llu\r\n"
+                     "gpu_memory_staging:%llu\r\n"
+                     "gpu_buckets:%llu\r\n"
+                     "gpu_ways:%u\r\n"
+                     "gpu_size_classes:%u\r\n"
+                     "gpu_page_bytes:%u\r\n"
+                     "gpu_batches:%llu\r\n"
+                     "gpu_batch_ops_avg:%.1f\r\n"
+                     "gpu_batch_ops_max:%llu\r\n"
+                     "gpu_kernel_us_per_batch:%.2f\r\n"
+                     "gpu_kernel_us_last:%.2f\r\n"
+                     "gpu_writes_full:%llu\r\n"
+                     "gpu_last_cuda_error:%s\r\n",
+                     g->dev_name, g->device, g->cc_major, g->cc_minor, total_b, free_b,
+                     (unsigned long long)g->budget, g->clamped ? 1 : 0,
+                     (unsigned long long)st.bytes_used, (unsigned long long)st.index_bytes,
+                     (unsigned long long)g->t.v.arena_bytes, (unsigned long long)bump,
+                     (unsigned long long)staging, (unsigned long long)g->t.v.n_buckets, g->t.v.ways,
+                     g->t.n_classes, g->t.page_bytes, (unsigned long long)batches,
+                     batches ? (double)ops / (double)batches : 0.0, (unsigned long long)maxops,
+                     batches ? kus / (double)batches : 0.0, last,
+                     (unsigned long long)c.c[GPU_C_FULL], gpu_last_error());
     return n < 0 ? 0 : (size_t)n;
 }

@@ -118,8 +118,7 @@ int gpu_engine_complete(gpu_engine *g, gpu_pending *pending);
  */
 int gpu_engine_execute_dev(gpu_engine *g, const cudis_op *d_ops, uint32_t n_ops,
                            const uint8_t *d_in, cudis_result *d_res, uint8_t *d_out,
-                           uint64_t out_cap, uint64_t *d_out_len, int64_t now_ms,
-                           void *stream);
+                           uint64_t out_cap, uint64_t *d_out_len, int64_t now_ms, void *stream);
 
 /*
  * Fixed-width lookups (GET semantics: expired = miss, a hit refreshes
@@ -133,8 +132,8 @@ int gpu_engine_execute_dev(gpu_engine *g, const cudis_op *d_ops, uint32_t n_ops,
  * maximum key length. n = 0 does nothing.
  */
 int gpu_engine_get_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint32_t n,
-                       void *d_vals, uint32_t val_stride, uint32_t *d_val_lens,
-                       uint32_t *d_miss, uint32_t *d_n_miss, int64_t now_ms, void *stream);
+                       void *d_vals, uint32_t val_stride, uint32_t *d_val_lens, uint32_t *d_miss,
+                       uint32_t *d_n_miss, int64_t now_ms, void *stream);
 
 /*
  * Fixed-width stores (SET semantics, expire_ms absolute or 0). Key i as
@@ -144,8 +143,8 @@ int gpu_engine_get_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint
  * distinct (one write per key per batch); with duplicates one write wins.
  */
 int gpu_engine_set_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint32_t n,
-                       const void *d_vals, uint32_t val_len, int64_t expire_ms,
-                       int32_t *d_status, int64_t now_ms, void *stream);
+                       const void *d_vals, uint32_t val_len, int64_t expire_ms, int32_t *d_status,
+                       int64_t now_ms, void *stream);
 
 /* Wait until everything enqueued on the engine has finished. */
 int gpu_engine_sync(gpu_engine *g);
@@ -154,8 +153,7 @@ int gpu_engine_sync(gpu_engine *g);
  * for enqueued work first and are not concurrent with batches. */
 int gpu_engine_scan(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
                     cudis_scan_fn fn, void *arg, uint64_t *next);
-int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap,
-                          uint32_t *len);
+int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
 int gpu_engine_flush(gpu_engine *g);
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work);
 void gpu_engine_stats(gpu_engine *g, cudis_stats *out);

@@ -185,15 +185,13 @@ CUDIS_HD static inline void gpu_item_drop(const gpu_table *t, uint64_t off, bool
  * return its chunk for reuse, or GPU_NO_CHUNK.
  */
 CUDIS_HD static inline uint64_t gpu_evict_for(const gpu_table *t, uint32_t cls,
-                                              const ccht_hkey *own, uint64_t seed,
-                                              gpu_tally *ty)
+                                              const ccht_hkey *own, uint64_t seed, gpu_tally *ty)
 {
     const ccht_view *v = &t->v;
     uint64_t scan = v->n_buckets < GPU_EVICT_MAX_SCAN ? v->n_buckets : GPU_EVICT_MAX_SCAN;
     for (uint32_t round = 0; round < GPU_EVICT_ROUNDS; round++) {
         uint64_t start = ccht_fastrange(
-            cudis_mix64(seed + round * 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull),
-            v->n_buckets);
+            cudis_mix64(seed + round * 0x9e3779b97f4a7c15ull, 0xbf58476d1ce4e5b9ull), v->n_buckets);
         uint32_t seen = 0;
         uint32_t best_age = 0;
         uint64_t best_b = 0, best_word = 0;
@@ -280,15 +278,15 @@ CUDIS_HD static inline void gpu_build_in_place(const cudis_plan *p, const uint8_
 /* Everything one op needs besides the table. */
 typedef struct gpu_op_ctx {
     const cudis_op *op;
-    const uint8_t *key;     /* key bytes */
-    const uint8_t *arg;     /* value argument bytes (SET, APPEND, SETRANGE) */
+    const uint8_t *key; /* key bytes */
+    const uint8_t *arg; /* value argument bytes (SET, APPEND, SETRANGE) */
     cudis_result *res;
-    uint8_t *out;           /* out buffer (may be NULL with out_cap 0) */
+    uint8_t *out; /* out buffer (may be NULL with out_cap 0) */
     uint64_t out_cap;
     uint64_t *out_len;
     int64_t now_ms;
-    uint32_t shard;         /* allocator shard (thread index) */
-    uint64_t seed;          /* randomness for victim sampling */
+    uint32_t shard; /* allocator shard (thread index) */
+    uint64_t seed;  /* randomness for victim sampling */
 } gpu_op_ctx;
 
 /* Read-only ops that take the optimistic path. */
@@ -392,9 +390,9 @@ CUDIS_HD static inline void gpu_exec_read(const gpu_table *t, const gpu_op_ctx *
  * changed).
  */
 CUDIS_HD static inline int gpu_write_item(const gpu_table *t, const gpu_op_ctx *x,
-                                          const ccht_hkey *hk, const cudis_plan *plan,
-                                          bool found, const ccht_loc *loc, uint32_t h0,
-                                          const cudis_cur *cur, gpu_tally *ty)
+                                          const ccht_hkey *hk, const cudis_plan *plan, bool found,
+                                          const ccht_loc *loc, uint32_t h0, const cudis_cur *cur,
+                                          gpu_tally *ty)
 {
     const ccht_view *v = &t->v;
     uint32_t klen = x->op->key_len;
@@ -515,8 +513,7 @@ CUDIS_HD static inline void gpu_exec_write(const gpu_table *t, const gpu_op_ctx 
         res->val_off = roff;
         res->val_len = cur.val_len;
     }
-    if (plan.action == CUDIS_ACT_SETEXP && found && !(h0 & CCHT_ITEM_EXP) &&
-        plan.expire_ms != 0) {
+    if (plan.action == CUDIS_ACT_SETEXP && found && !(h0 & CCHT_ITEM_EXP) && plan.expire_ms != 0) {
         /* no expiry field in this item: rewrite it with one */
         int64_t e = plan.expire_ms;
         plan.action = CUDIS_ACT_WRITE;
@@ -544,11 +541,9 @@ CUDIS_HD static inline void gpu_exec_write(const gpu_table *t, const gpu_op_ctx 
             gpu_item_drop(t, ccht_slot_off(loc.word), true, x->shard, ty);
         }
         break;
-    default:
-        break;
+    default: break;
     }
-    if (plan.touch && found && plan.action != CUDIS_ACT_WRITE &&
-        plan.action != CUDIS_ACT_DELETE) {
+    if (plan.touch && found && plan.action != CUDIS_ACT_WRITE && plan.action != CUDIS_ACT_DELETE) {
         ccht_touch(v, loc.bucket, loc.way, t->stamp, 0);
     }
     if (plan.lookup) {

@@ -61,13 +61,13 @@ int gpu_k_set_fixed(const gpu_table *t, const gpu_fixed_args *a, cudaStream_t s)
  * gpu_key_rec records (see gpu_dev.h); *d_len (zeroed by the caller) gets
  * the bytes needed, which may exceed cap (then records past cap are not
  * written and the caller retries with a larger buffer). */
-int gpu_k_collect(const gpu_table *t, uint64_t first, uint64_t n, int64_t now_ms,
-                  uint8_t *d_buf, uint64_t cap, uint64_t *d_len, cudaStream_t s);
+int gpu_k_collect(const gpu_table *t, uint64_t first, uint64_t n, int64_t now_ms, uint8_t *d_buf,
+                  uint64_t cap, uint64_t *d_len, cudaStream_t s);
 
 /* Remove expired items of buckets [first, first + n); adds the count to
  * *d_count. */
-int gpu_k_sweep(const gpu_table *t, uint64_t first, uint64_t n, int64_t now_ms,
-                uint64_t *d_count, cudaStream_t s);
+int gpu_k_sweep(const gpu_table *t, uint64_t first, uint64_t n, int64_t now_ms, uint64_t *d_count,
+                cudaStream_t s);
 
 /* ------------------------------------------------------------------------
  * The engine
@@ -79,30 +79,30 @@ int gpu_k_sweep(const gpu_table *t, uint64_t first, uint64_t n, int64_t now_ms,
  * layout [hdr | ops | in | res | out], its stream and events. */
 typedef struct gpu_slot {
     cudaStream_t stream;
-    cudaEvent_t ev_k0;   /* before the kernel (after waiting for the previous batch) */
-    cudaEvent_t ev_k1;   /* after the kernel: the next batch waits for it */
-    uint8_t *h_buf;      /* pinned host staging */
-    uint8_t *d_buf;      /* device staging */
-    size_t cap;          /* bytes of each */
+    cudaEvent_t ev_k0; /* before the kernel (after waiting for the previous batch) */
+    cudaEvent_t ev_k1; /* after the kernel: the next batch waits for it */
+    uint8_t *h_buf;    /* pinned host staging */
+    uint8_t *d_buf;    /* device staging */
+    size_t cap;        /* bytes of each */
     bool busy;
     /* the batch in flight (between submit and complete) */
     cudis_batch *batch;
     size_t lay_hdr, lay_res, lay_out;
     uint64_t out_cap;
-    int rc;              /* result of enqueueing it */
+    int rc; /* result of enqueueing it */
 } gpu_slot;
 
 struct gpu_engine {
     int device;
     char dev_name[256];
     int cc_major, cc_minor;
-    size_t mem_total;          /* the card's memory */
+    size_t mem_total; /* the card's memory */
     engine_config cfg;
 
-    gpu_table t;               /* device pointers and geometry, by value to kernels */
-    void *d_mem;               /* one cudaMalloc: index + arena + allocator + counters */
+    gpu_table t; /* device pointers and geometry, by value to kernels */
+    void *d_mem; /* one cudaMalloc: index + arena + allocator + counters */
     uint64_t d_mem_bytes;
-    uint64_t budget;           /* effective budget (cfg clamped to free memory) */
+    uint64_t budget; /* effective budget (cfg clamped to free memory) */
     bool clamped;
 
     /* staging slots: `lock` guards busy flags; `cond` signals a free slot */
@@ -114,11 +114,13 @@ struct gpu_engine {
     /* order of kernels: enqueue under `enq_lock`; every launch waits for
      * `last_ev` (the previous launch's end) and becomes the new one */
     pthread_mutex_t enq_lock;
-    cudaEvent_t last_ev;       /* NULL before the first launch */
-    cudaEvent_t ev_dev;        /* end of the last device-pointer call */
-    cudaStream_t aux;          /* whole-keyspace work (scan, sweep, flush) */
+    cudaEvent_t last_ev; /* NULL before the first launch */
+    cudaEvent_t ev_dev;  /* end of the last device-pointer call */
+    cudaStream_t aux;    /* whole-keyspace work (scan, sweep, flush) */
 
-    /* scratch for scan / random_key / sweep (device + pinned host) */
+    /* scratch for scan / random_key / sweep (device + pinned host); these
+     * may be called from several threads: ks_lock serialises them */
+    pthread_mutex_t ks_lock;
     uint8_t *d_scratch;
     uint8_t *h_scratch;
     size_t scratch_cap;

@@ -406,7 +406,6 @@ extern "C" int gpu_k_collect(const gpu_table *t, uint64_t first, uint64_t n, int
 extern "C" int gpu_k_sweep(const gpu_table *t, uint64_t first, uint64_t n, int64_t now_ms,
                            uint64_t *d_count, cudaStream_t s)
 {
-    k_sweep<<<grid_for(n), GPU_BLOCK, 0, s>>>(*t, first, n, now_ms,
-                                              (unsigned long long *)d_count);
+    k_sweep<<<grid_for(n), GPU_BLOCK, 0, s>>>(*t, first, n, now_ms, (unsigned long long *)d_count);
     return GPU_CK(cudaGetLastError());
 }

@@ -35,14 +35,14 @@
 
 static int failures;
 
-#define CK(x)                                                                                  \
-    do {                                                                                       \
-        cudaError_t e_ = (x);                                                                  \
-        if (e_ != cudaSuccess) {                                                               \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); \
-            failures++;                                                                        \
-            return -1;                                                                         \
-        }                                                                                      \
+#define CK(x)                                                                                      \
+    do {                                                                                           \
+        cudaError_t e_ = (x);                                                                      \
+        if (e_ != cudaSuccess) {                                                                   \
+            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));    \
+            failures++;                                                                            \
+            return -1;                                                                             \
+        }                                                                                          \
     } while (0)
 
 static double now_s(void)
@@ -79,7 +79,7 @@ static void make_val(uint64_t id, uint32_t gen, uint32_t vlen, uint8_t *out)
 
 typedef struct bench_cfg {
     FILE *csv;
-    uint64_t slots;  /* table capacity in items */
+    uint64_t slots; /* table capacity in items */
     int quick;
     int device;
 } bench_cfg;
@@ -87,12 +87,12 @@ typedef struct bench_cfg {
 typedef struct table_run {
     gpu_engine *g;
     uint32_t klen, vlen;
-    uint64_t n_keys;         /* keys inserted */
-    uint8_t *d_keys;         /* n_keys keys, device */
-    uint8_t *d_vals;         /* values for one max batch, device */
+    uint64_t n_keys; /* keys inserted */
+    uint8_t *d_keys; /* n_keys keys, device */
+    uint8_t *d_vals; /* values for one max batch, device */
     uint8_t *d_out;
     uint32_t *d_lens;
-    double load;             /* measured */
+    double load; /* measured */
 } table_run;
 
 /* ------------------------------------------------------------------------
@@ -121,8 +121,7 @@ static int kernel_rate(table_run *t, int is_set, uint32_t batch, double *ops_s)
         const uint8_t *keys = t->d_keys + (mix(r) % windows) * batch * t->klen;
         uint32_t n = batch < t->n_keys ? batch : (uint32_t)t->n_keys;
         if (is_set) {
-            rc = gpu_engine_set_dev(t->g, keys, t->klen, n, t->d_vals, t->vlen, 0, NULL, NOW,
-                                    NULL);
+            rc = gpu_engine_set_dev(t->g, keys, t->klen, n, t->d_vals, t->vlen, 0, NULL, NOW, NULL);
         } else {
             rc = gpu_engine_get_dev(t->g, keys, t->klen, n, t->d_out, t->vlen, t->d_lens, NULL,
                                     NULL, NOW, NULL);
@@ -190,8 +189,13 @@ static void *e2e_thread(void *p)
     }
     pthread_barrier_wait(a->start);
     for (uint32_t r = 0; r < a->reps; r++) {
-        cudis_batch b = {.ops = ops, .n_ops = n, .in = in, .res = res, .out = out,
-                         .out_cap = out_cap, .now_ms = NOW};
+        cudis_batch b = {.ops = ops,
+                         .n_ops = n,
+                         .in = in,
+                         .res = res,
+                         .out = out,
+                         .out_cap = out_cap,
+                         .now_ms = NOW};
         int rc = gpu_engine_execute(t->g, &b);
         if (rc != 0) {
             a->rc = rc;
@@ -222,8 +226,12 @@ static int e2e_rate(table_run *t, int is_set, uint32_t batch, double *ops_s)
     pthread_barrier_t start;
     pthread_barrier_init(&start, NULL, T + 1);
     for (int i = 0; i < T; i++) {
-        a[i] = (e2e_arg){.start = &start, .t = t, .is_set = is_set, .batch = batch,
-                         .reps = reps, .seed = (uint32_t)i + 1};
+        a[i] = (e2e_arg){.start = &start,
+                         .t = t,
+                         .is_set = is_set,
+                         .batch = batch,
+                         .reps = reps,
+                         .seed = (uint32_t)i + 1};
         pthread_create(&th[i], NULL, e2e_thread, &a[i]);
     }
     pthread_barrier_wait(&start); /* batches built: time the executions only */
@@ -274,8 +282,8 @@ static int fill_table(table_run *t, const bench_cfg *bc, double load)
             make_val(first + i, 0, t->vlen, h_vals + (size_t)i * t->vlen);
         }
         CK(cudaMemcpy(t->d_vals, h_vals, (size_t)n * t->vlen, cudaMemcpyHostToDevice));
-        if (gpu_engine_set_dev(t->g, t->d_keys + first * t->klen, t->klen, n, t->d_vals, t->vlen,
-                               0, NULL, NOW, NULL) != 0) {
+        if (gpu_engine_set_dev(t->g, t->d_keys + first * t->klen, t->klen, n, t->d_vals, t->vlen, 0,
+                               NULL, NOW, NULL) != 0) {
             failures++;
             return -1;
         }
@@ -369,8 +377,8 @@ static int run_matrix(const bench_cfg *bc)
     static const uint32_t klens[] = {8, 16};
     static const uint32_t vlens[] = {8, 32};
     static const double loads[] = {0.5, 0.9};
-    printf("%-6s %-4s %8s %4s %4s %5s %5s %14s %9s\n", "mode", "op", "batch", "key", "val",
-           "load", "real", "ops/s", "Gops/s");
+    printf("%-6s %-4s %8s %4s %4s %5s %5s %14s %9s\n", "mode", "op", "batch", "key", "val", "load",
+           "real", "ops/s", "Gops/s");
     for (int ki = 0; ki < 2; ki++) {
         for (int vi = 0; vi < 2; vi++) {
             if (bc->quick && (ki != vi)) {
@@ -463,8 +471,8 @@ static int run_fetch(const bench_cfg *bc, FILE *csv)
         free_table(&t);
         return -1;
     }
-    printf("\n%-10s %8s %12s %12s %12s %8s\n", "op", "batch", "rows/s", "fetch GB/s",
-           "copy GB/s", "ratio");
+    printf("\n%-10s %8s %12s %12s %12s %8s\n", "op", "batch", "rows/s", "fetch GB/s", "copy GB/s",
+           "ratio");
     static const uint32_t batches[] = {1u << 14, 1u << 18, 1u << 20};
     for (int bi = 0; bi < 3; bi++) {
         double r;
@@ -501,8 +509,7 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
             bc.device = atoi(argv[++i]);
         } else {
-            fprintf(stderr, "usage: %s [--quick] [--out DIR] [--slots N] [--device N]\n",
-                    argv[0]);
+            fprintf(stderr, "usage: %s [--quick] [--out DIR] [--slots N] [--device N]\n", argv[0]);
             return 2;
         }
     }

@@ -45,8 +45,11 @@ static void gold(const char *name, uint64_t seed, uint32_t batches, uint32_t bat
         report(name, -1, why);
         return;
     }
-    gk_stream_opts o = {.seed = seed, .batches = batches, .batch_ops = batch_ops,
-                        .n_keys = n_keys, .max_val = max_val};
+    gk_stream_opts o = {.seed = seed,
+                        .batches = batches,
+                        .batch_ops = batch_ops,
+                        .n_keys = n_keys,
+                        .max_val = max_val};
     int rc = gk_gold(&gpu, &cpu, &o, why, sizeof(why));
     gk_backend_destroy(&gpu);
     gk_backend_destroy(&cpu);
@@ -64,8 +67,8 @@ static void evict(const char *name, uint32_t batches, bool need_evictions)
         report(name, -1, why);
         return;
     }
-    gk_stream_opts o = {.seed = 9, .batches = batches, .batch_ops = 512, .n_keys = 20000,
-                        .max_val = 1500};
+    gk_stream_opts o = {
+        .seed = 9, .batches = batches, .batch_ops = 512, .n_keys = 20000, .max_val = 1500};
     uint64_t ev = 0;
     int rc = gk_evict_model(&gpu, &o, &ev, why, sizeof(why));
     if (rc == 0 && need_evictions && ev == 0) {

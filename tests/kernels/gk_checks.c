@@ -408,19 +408,23 @@ static void random_op(gk_batch *g, uint64_t *rs, const uint8_t *key, uint32_t kl
         uint64_t q = rnd(rs) % 10;
         if (q < 7 || read_only) {
             uint8_t c = q < 5 ? CUDIS_OP_GET : (q < 6 ? CUDIS_OP_EXISTS : CUDIS_OP_TTL);
-            gb_add(g, c, c == CUDIS_OP_EXISTS && (rnd(rs) & 1) ? CUDIS_F_TOUCH : 0, key, klen,
-                   NULL, 0, 0, 0);
+            gb_add(g, c, c == CUDIS_OP_EXISTS && (rnd(rs) & 1) ? CUDIS_F_TOUCH : 0, key, klen, NULL,
+                   0, 0, 0);
         } else if (q < 8) {
             gb_add(g, CUDIS_OP_GET, CUDIS_F_DEL, key, klen, NULL, 0, 0, 0);
         } else if (q < 9) {
-            gb_add(g, CUDIS_OP_GET, CUDIS_F_SETEXP, key, klen, NULL, 0, 0,
-                   exp ? exp : now + 100);
+            gb_add(g, CUDIS_OP_GET, CUDIS_F_SETEXP, key, klen, NULL, 0, 0, exp ? exp : now + 100);
         } else {
             gb_add(g, CUDIS_OP_GET, CUDIS_F_PERSIST, key, klen, NULL, 0, 0, 0);
         }
     } else if (r < 55) {
-        static const uint16_t fl[] = {0,           0,          0,           CUDIS_F_NX,
-                                      CUDIS_F_XX,  CUDIS_F_GET, CUDIS_F_KEEPTTL,
+        static const uint16_t fl[] = {0,
+                                      0,
+                                      0,
+                                      CUDIS_F_NX,
+                                      CUDIS_F_XX,
+                                      CUDIS_F_GET,
+                                      CUDIS_F_KEEPTTL,
                                       CUDIS_F_GET | CUDIS_F_XX};
         gb_add(g, CUDIS_OP_SET, fl[rnd(rs) % 8], key, klen, val, vlen, 0, exp);
     } else if (r < 62) {
@@ -442,8 +446,7 @@ static void random_op(gk_batch *g, uint64_t *rs, const uint8_t *key, uint32_t kl
     }
 }
 
-static int run_batch(gk_backend *b, gk_batch *g, cudis_result *res, uint8_t *out,
-                     uint64_t *out_len)
+static int run_batch(gk_backend *b, gk_batch *g, cudis_result *res, uint8_t *out, uint64_t *out_len)
 {
     cudis_batch bt;
     memset(&bt, 0, sizeof(bt));
@@ -565,7 +568,7 @@ done:
 
 typedef struct model_val {
     uint32_t len;
-    uint32_t seq;   /* 0 = absent; else the value is val_bytes(key, seq, len) */
+    uint32_t seq; /* 0 = absent; else the value is val_bytes(key, seq, len) */
 } model_val;
 
 static void val_bytes(uint32_t key, uint32_t seq, uint32_t len, uint8_t *out)
@@ -652,9 +655,7 @@ int gk_evict_model(gk_backend *a, const gk_stream_opts *o, uint64_t *evictions, 
                 mv->seq = (uint32_t)op->arg;
                 mv->len = op->val_len;
                 break;
-            case CUDIS_OP_DEL:
-                mv->seq = 0;
-                break;
+            case CUDIS_OP_DEL: mv->seq = 0; break;
             case CUDIS_OP_EXISTS:
                 if ((r->flags & CUDIS_R_FOUND) && mv->seq == 0) {
                     say(msg, msg_len, "batch %u op %u: EXISTS found a deleted key", bn, i);
@@ -667,14 +668,12 @@ int gk_evict_model(gk_backend *a, const gk_stream_opts *o, uint64_t *evictions, 
                 }
                 hits++;
                 if (mv->seq == 0) {
-                    say(msg, msg_len, "batch %u op %u: GET returned a deleted key's value", bn,
-                        i);
+                    say(msg, msg_len, "batch %u op %u: GET returned a deleted key's value", bn, i);
                     rc = -1;
                     break;
                 }
                 val_bytes(kidx[i], mv->seq, mv->len, expect);
-                if (r->val_len != mv->len ||
-                    memcmp(g.out + r->val_off, expect, mv->len) != 0) {
+                if (r->val_len != mv->len || memcmp(g.out + r->val_off, expect, mv->len) != 0) {
                     say(msg, msg_len,
                         "batch %u op %u: GET returned a value that is not the latest (len %u, "
                         "expected %u)",
@@ -682,8 +681,7 @@ int gk_evict_model(gk_backend *a, const gk_stream_opts *o, uint64_t *evictions, 
                     rc = -1;
                 }
                 break;
-            default:
-                break;
+            default: break;
             }
         }
         cudis_stats st;

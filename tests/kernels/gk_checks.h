@@ -53,7 +53,7 @@ typedef struct gk_stream_opts {
     uint32_t batches;
     uint32_t batch_ops;
     uint32_t n_keys;
-    uint32_t max_val;   /* values are 0..max_val bytes */
+    uint32_t max_val; /* values are 0..max_val bytes */
 } gk_stream_opts;
 
 /* Run the same random stream through a and ref; compare every result.

@@ -55,8 +55,13 @@ static cudis_result run1(gpu_engine *g, one *o, uint8_t code, uint16_t flags, co
     o->op.val_len = vl;
     o->op.arg = arg;
     o->op.expire_ms = exp;
-    cudis_batch b = {.ops = &o->op, .n_ops = 1, .in = o->in, .res = &o->res, .out = o->out,
-                     .out_cap = sizeof(o->out), .now_ms = now};
+    cudis_batch b = {.ops = &o->op,
+                     .n_ops = 1,
+                     .in = o->in,
+                     .res = &o->res,
+                     .out = o->out,
+                     .out_cap = sizeof(o->out),
+                     .now_ms = now};
     cr_assert_eq(gpu_engine_execute(g, &b), 0);
     return o->res;
 }
@@ -111,8 +116,13 @@ Test(gpu_engine, out_buffer_too_small)
     memcpy(o.in, "k", 1);
     o.op.code = CUDIS_OP_GET;
     o.op.key_len = 1;
-    cudis_batch b = {.ops = &o.op, .n_ops = 1, .in = o.in, .res = &o.res, .out = o.out,
-                     .out_cap = 4, .now_ms = NOW};
+    cudis_batch b = {.ops = &o.op,
+                     .n_ops = 1,
+                     .in = o.in,
+                     .res = &o.res,
+                     .out = o.out,
+                     .out_cap = 4,
+                     .now_ms = NOW};
     cr_assert_eq(gpu_engine_execute(g, &b), 0);
     cr_assert_eq(o.res.status, CUDIS_E_OUTBUF);
     cr_assert_eq(o.res.val_len, 10);
@@ -174,8 +184,13 @@ Test(gpu_engine, device_pointer_api)
     memcpy(o.in, &keys[3], 8);
     o.op.code = CUDIS_OP_GET;
     o.op.key_len = 8;
-    cudis_batch b = {.ops = &o.op, .n_ops = 1, .in = o.in, .res = &o.res, .out = o.out,
-                     .out_cap = sizeof(o.out), .now_ms = NOW};
+    cudis_batch b = {.ops = &o.op,
+                     .n_ops = 1,
+                     .in = o.in,
+                     .res = &o.res,
+                     .out = o.out,
+                     .out_cap = sizeof(o.out),
+                     .now_ms = NOW};
     cr_assert_eq(gpu_engine_execute(g, &b), 0);
     cr_assert_eq(o.res.val_len, vl);
     cr_assert_eq(memcmp(o.out + o.res.val_off, vals + 3 * vl, vl), 0);
@@ -223,8 +238,13 @@ static void *pipe_thread(void *p)
                     at += (uint64_t)vl;
                 }
             }
-            cudis_batch b = {.ops = ops, .n_ops = N, .in = in, .res = res, .out = out,
-                             .out_cap = N * 64, .now_ms = NOW};
+            cudis_batch b = {.ops = ops,
+                             .n_ops = N,
+                             .in = in,
+                             .res = res,
+                             .out = out,
+                             .out_cap = N * 64,
+                             .now_ms = NOW};
             if (gpu_engine_execute(a->g, &b) != 0) {
                 a->errors++;
                 continue;
@@ -276,8 +296,8 @@ Test(gpu_engine, eviction_under_budget)
     c.expected_item_bytes = 200;
     gk_backend gb;
     cr_assert_eq(gk_backend_store(&gb, &gpu_store_ops, &c, why, sizeof(why)), 0, "%s", why);
-    gk_stream_opts o = {.seed = 5, .batches = 60, .batch_ops = 512, .n_keys = 20000,
-                        .max_val = 1500};
+    gk_stream_opts o = {
+        .seed = 5, .batches = 60, .batch_ops = 512, .n_keys = 20000, .max_val = 1500};
     char msg[512] = "";
     uint64_t ev = 0;
     int rc = gk_evict_model(&gb, &o, &ev, msg, sizeof(msg));
@@ -351,7 +371,8 @@ Test(gpu_engine, submit_complete_pipeline)
             int kl = snprintf((char *)in[k] + at, 8, "p%d", i);
             /* batch 0 writes, later batches read what it wrote */
             ops[k][i] = (cudis_op){.code = k == 0 ? CUDIS_OP_SET : CUDIS_OP_GET,
-                                   .key_off = at, .key_len = (uint32_t)kl};
+                                   .key_off = at,
+                                   .key_len = (uint32_t)kl};
             at += (uint64_t)kl;
             if (k == 0) {
                 int vl = snprintf((char *)in[k] + at, 8, "v%d", i);
@@ -360,8 +381,13 @@ Test(gpu_engine, submit_complete_pipeline)
                 at += (uint64_t)vl;
             }
         }
-        bt[k] = (cudis_batch){.ops = ops[k], .n_ops = N, .in = in[k], .res = res[k],
-                              .out = out[k], .out_cap = sizeof(out[k]), .now_ms = NOW};
+        bt[k] = (cudis_batch){.ops = ops[k],
+                              .n_ops = N,
+                              .in = in[k],
+                              .res = res[k],
+                              .out = out[k],
+                              .out_cap = sizeof(out[k]),
+                              .now_ms = NOW};
     }
     for (int k = 0; k < 3; k++) {
         cr_assert_eq(gpu_engine_submit(g, &bt[k], &p[k]), 0);

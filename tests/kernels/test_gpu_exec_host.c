@@ -21,8 +21,8 @@ static void gold_vs_cpu(uint32_t threads, uint64_t seed, uint32_t max_val)
     gk_backend sim, cpu;
     cr_assert_eq(gk_backend_hostsim(&sim, &cfg, threads, why, sizeof(why)), 0, "%s", why);
     cr_assert_eq(gk_backend_store(&cpu, &ccht_store_ops, &cfg, why, sizeof(why)), 0, "%s", why);
-    gk_stream_opts o = {.seed = seed, .batches = 300, .batch_ops = 64, .n_keys = 300,
-                        .max_val = max_val};
+    gk_stream_opts o = {
+        .seed = seed, .batches = 300, .batch_ops = 64, .n_keys = 300, .max_val = max_val};
     char msg[512] = "";
     int rc = gk_gold(&sim, &cpu, &o, msg, sizeof(msg));
     gk_backend_destroy(&sim);
@@ -49,8 +49,8 @@ Test(gpu_exec_host, evict_model)
     char why[256] = "";
     gk_backend sim;
     cr_assert_eq(gk_backend_hostsim(&sim, &cfg, 2, why, sizeof(why)), 0, "%s", why);
-    gk_stream_opts o = {.seed = 7, .batches = 60, .batch_ops = 512, .n_keys = 20000,
-                        .max_val = 1500};
+    gk_stream_opts o = {
+        .seed = 7, .batches = 60, .batch_ops = 512, .n_keys = 20000, .max_val = 1500};
     char msg[512] = "";
     uint64_t ev = 0;
     int rc = gk_evict_model(&sim, &o, &ev, msg, sizeof(msg));
@@ -71,8 +71,8 @@ Test(gpu_exec_host, no_duplicates_with_threads)
     char why[256] = "";
     gk_backend sim;
     cr_assert_eq(gk_backend_hostsim(&sim, &cfg, 4, why, sizeof(why)), 0, "%s", why);
-    gk_stream_opts o = {.seed = 11, .batches = 80, .batch_ops = 1024, .n_keys = 8000,
-                        .max_val = 100};
+    gk_stream_opts o = {
+        .seed = 11, .batches = 80, .batch_ops = 1024, .n_keys = 8000, .max_val = 100};
     char msg[512] = "";
     uint64_t ev = 0;
     int rc = gk_evict_model(&sim, &o, &ev, msg, sizeof(msg));
