@@ -703,14 +703,26 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         if (srv.nloops > 1) {
             pthread_rwlock_wrlock(&srv.eng_lock);
         }
-        /* A full pass over the index about every two seconds. */
+        /* Adaptive sweep: a small slice of the index per tick while nothing
+         * expires; while expired items keep turning up, grow the slice up to
+         * a full pass about every two seconds (Redis's active expiry keeps
+         * going while many sampled keys are expired, too). */
+        static uint64_t work = 1024;
         cudis_stats es;
         engine_stats(srv.eng, &es);
-        uint64_t work = es.capacity / 8 / (uint64_t)(2 * srv.cfg.hz);
-        if (work < 1024) {
-            work = 1024;
+        uint64_t full = es.capacity / 8 / (uint64_t)(2 * srv.cfg.hz);
+        if (full < 1024) {
+            full = 1024;
+        }
+        if (work > full) {
+            work = full;
         }
         int n = engine_sweep(srv.eng, now, (uint32_t)(work > 1u << 30 ? 1u << 30 : work));
+        if (n > 0) {
+            work = work * 4 > full ? full : work * 4;
+        } else if (work > 1024) {
+            work /= 2;
+        }
         if (n > 0) {
             srv.expired_keys += (uint64_t)n;
         }
