@@ -583,6 +583,12 @@ int main(int argc, char **argv)
     for (int ti = 0; ti < o.ntraces; ti++) {
         sim_trace t;
         char why[512];
+        if (!o.quiet) {
+            fprintf(stderr, "%s[cudis-sim %.0fs] loading %s%s", g_prog.tty ? "\r\033[K" : "",
+                    (double)(cudis_mono_ns() - g_prog.start_ns) / 1e9, o.traces[ti],
+                    g_prog.tty ? "" : "\n");
+            g_prog.shown = true;
+        }
         if (sim_trace_load(o.traces[ti], o.trace_dir, &t, why, sizeof(why)) != CUDIS_OK) {
             fprintf(stderr, "cudis-sim: %s\n", why);
             status = 1;
