@@ -6,6 +6,7 @@
  * duplicate-free inserts with several threads.
  */
 #include <criterion/criterion.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -137,4 +138,55 @@ Test(gpu_exec_host, allocator_round_trip)
                  (unsigned long long)again, (unsigned long long)n);
     free(got);
     free(mem);
+}
+
+/* The conformance suite's budget_never_exceeded workload (2 MiB, values of
+ * 0..4000 or 0..64 bytes, new keys every round): every SET must evict
+ * rather than fail, and the budget must hold. */
+Test(gpu_exec_host, budget_pressure_mixed_sizes)
+{
+    engine_config cfg;
+    gk_config(&cfg, 2u << 20, 0);
+    char why[256] = "";
+    gk_backend sim;
+    cr_assert_eq(gk_backend_hostsim(&sim, &cfg, 1, why, sizeof(why)), 0, "%s", why);
+    static uint8_t val[4096], in[1 << 20];
+    static cudis_op ops[256];
+    static cudis_result res[256];
+    uint64_t rng = 42;
+    uint32_t full = 0;
+    for (int round = 0; round < 60; round++) {
+        uint64_t at = 0;
+        for (int i = 0; i < 256; i++) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t r = rng >> 11;
+            int n =
+                snprintf((char *)in + at, 32, "b:%d:%llu", round, (unsigned long long)(r % 100000));
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            uint32_t vl = (uint32_t)((rng >> 11) % 4000);
+            if (r & 0x100000) {
+                vl = (uint32_t)((rng >> 13) % 64);
+            }
+            ops[i] = (cudis_op){.code = CUDIS_OP_SET, .key_off = at, .key_len = (uint32_t)n};
+            at += (uint64_t)n;
+            memcpy(in + at, val, vl);
+            ops[i].val_off = at;
+            ops[i].val_len = vl;
+            at += vl;
+        }
+        cudis_batch b = {.ops = ops, .n_ops = 256, .in = in, .res = res, .now_ms = 1};
+        cr_assert_eq(sim.exec(sim.ctx, &b), 0);
+        for (int i = 0; i < 256; i++) {
+            full += res[i].status != CUDIS_OK;
+        }
+        cudis_stats st;
+        sim.stats(sim.ctx, &st);
+        cr_assert_leq(st.bytes_used, st.bytes_budget);
+    }
+    cudis_stats st;
+    sim.stats(sim.ctx, &st);
+    gk_backend_destroy(&sim);
+    cr_assert_eq(full, 0, "%u SETs failed instead of evicting", full);
+    cr_assert_gt(st.evict_memory + st.evict_bucket, 0);
+    cr_assert_gt(st.items, 100, "items %llu", (unsigned long long)st.items);
 }
