@@ -11,9 +11,10 @@ CUDIS_SERVER=${CUDIS_SERVER:-$BUILD/server/cudis-server}
 REDIS_SERVER=${REDIS_SERVER:-/usr/bin/redis-server}
 MAXMEMORY=${MAXMEMORY:-64mb}
 ENGINE=${ENGINE:-cpu}
-# PIN=1 (default on 2+ CPUs): servers on CPU 0, the client on CPU 1, so both
-# targets see the same placement (SRV_PIN / CLI_PIN are the taskset prefixes).
-PIN=${PIN:-$([ "$(nproc)" -ge 2 ] && echo 1 || echo 0)}
+# PIN=1: servers on CPU 0, the client on CPU 1 (same placement for both
+# targets). Default 0: on a shared machine a pinned CPU 0 queues behind
+# everyone else's work, and letting the scheduler place them measured better.
+PIN=${PIN:-0}
 SRV_PIN=(); CLI_PIN=()
 if [ "$PIN" = 1 ] && command -v taskset >/dev/null; then SRV_PIN=(taskset -c 0); CLI_PIN=(taskset -c 1); fi
 _srv_pids=()
