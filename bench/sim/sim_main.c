@@ -59,6 +59,7 @@ typedef struct sim_opts {
     bool quiet;
     uint64_t seed;
     uint64_t objects_budget; /* objects mode: memory budget (0 = generous) */
+    uint32_t max_value;      /* max_val_len: 0 = engine default, UINT32_MAX = the trace's largest */
 } sim_opts;
 
 /* ------------------------------------------------------------------------
@@ -161,6 +162,8 @@ static void usage(FILE *f)
         "      --objects-budget B memory budget in objects mode (default 64MiB + 528 B per\n"
         "                         object: the item limit decides, never the bytes)\n"
         "      --seed N           engine hash seed (default 0: the engine's own)\n"
+        "      --max-value N|trace the engines' max_val_len (default: the engine's, 1MiB);\n"
+        "                         'trace' = the trace's largest object\n"
         "      --check-batch1     also replay with batch size 1 and compare hits\n"
         "  -o, --out DIR          CSV/PNG directory (default %s/bench/results/sim)\n"
         "  -n, --name NAME        file name stem: NAME.csv, NAME-TRACE.png (default sim)\n"
@@ -214,15 +217,25 @@ static int parse_engine(const char *s, sim_engine_spec *e)
 static int parse_opts(int argc, char **argv, sim_opts *o)
 {
     static const struct option lo[] = {
-        {"engines", required_argument, NULL, 'e'},  {"fractions", required_argument, NULL, 'f'},
-        {"bytes", required_argument, NULL, 'b'},    {"batch", required_argument, NULL, 'B'},
-        {"replay", required_argument, NULL, 'r'},   {"threads", required_argument, NULL, 'T'},
-        {"min-time", required_argument, NULL, 's'}, {"out", required_argument, NULL, 'o'},
-        {"name", required_argument, NULL, 'n'},     {"trace-dir", required_argument, NULL, 1},
-        {"no-plot", no_argument, NULL, 2},          {"check-batch1", no_argument, NULL, 3},
-        {"value-size", required_argument, NULL, 4}, {"quiet", no_argument, NULL, 'q'},
-        {"seed", required_argument, NULL, 5},       {"objects-budget", required_argument, NULL, 6},
-        {"help", no_argument, NULL, 'h'},           {NULL, 0, NULL, 0},
+        {"engines", required_argument, NULL, 'e'},
+        {"fractions", required_argument, NULL, 'f'},
+        {"bytes", required_argument, NULL, 'b'},
+        {"batch", required_argument, NULL, 'B'},
+        {"replay", required_argument, NULL, 'r'},
+        {"threads", required_argument, NULL, 'T'},
+        {"min-time", required_argument, NULL, 's'},
+        {"out", required_argument, NULL, 'o'},
+        {"name", required_argument, NULL, 'n'},
+        {"trace-dir", required_argument, NULL, 1},
+        {"no-plot", no_argument, NULL, 2},
+        {"check-batch1", no_argument, NULL, 3},
+        {"value-size", required_argument, NULL, 4},
+        {"quiet", no_argument, NULL, 'q'},
+        {"seed", required_argument, NULL, 5},
+        {"objects-budget", required_argument, NULL, 6},
+        {"max-value", required_argument, NULL, 7},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
     static const char *const def_engines[] = {"lru", "fifo", "lfu", "cpu4", "cpu8", "cpu16"};
@@ -334,6 +347,18 @@ static int parse_opts(int argc, char **argv, sim_opts *o)
         case 3: o->check_batch1 = true; break;
         case 4: o->value_len = (uint32_t)strtoul(optarg, NULL, 10); break;
         case 5: o->seed = strtoull(optarg, NULL, 0); break;
+        case 7:
+            if (strcmp(optarg, "trace") == 0) {
+                o->max_value = UINT32_MAX;
+            } else {
+                uint64_t v;
+                if (sim_parse_bytes(optarg, &v) != CUDIS_OK || v == 0 || v >= UINT32_MAX) {
+                    fprintf(stderr, "cudis-sim: bad --max-value '%s'\n", optarg);
+                    return -1;
+                }
+                o->max_value = (uint32_t)v;
+            }
+            break;
         case 6:
             if (sim_parse_bytes(optarg, &o->objects_budget) != CUDIS_OK) {
                 fprintf(stderr, "cudis-sim: bad byte size '%s'\n", optarg);
@@ -384,6 +409,8 @@ static void fill_cfg(const sim_opts *o, const sim_trace *t, const sim_engine_spe
     c->value_len = o->value_len;
     c->progress = on_progress;
     c->seed = o->seed;
+    c->max_val_len =
+        o->max_value == UINT32_MAX ? (t->max_size > 0 ? t->max_size : 1) : o->max_value;
     if (bytes_mode) {
         c->max_items = 0;
         c->memory_bytes = capacity;

@@ -419,6 +419,9 @@ int sim_run(const sim_trace *t, const sim_run_cfg *cfg, sim_run_result *out, cha
     }
     ec.threads = 1;
     ec.seed = cfg->seed;
+    if (cfg->max_val_len != 0) {
+        ec.max_val_len = cfg->max_val_len;
+    }
     if (ec.max_val_len < filler) {
         ec.max_val_len = filler;
     }

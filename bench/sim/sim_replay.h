@@ -51,13 +51,15 @@ typedef struct sim_run_cfg {
     uint64_t memory_bytes; /* budget; 0 in objects mode = generous (never binds) */
     uint32_t batch;        /* most requests per batch (>= 1) */
     sim_replay_mode mode;
-    uint32_t threads;    /* replaying threads (>= 1) */
-    uint32_t value_len;  /* objects mode: bytes per value (0 = 8) */
-    bool use_sizes;      /* values take the trace's object sizes (bytes mode) */
-    uint64_t seed;       /* engine hash seed (0 = the engine's default) */
-    double min_seconds;  /* repeat whole passes (engine flushed between) until the
-                          * replay time reaches this; 0 = one pass */
-    uint32_t max_passes; /* cap on passes (0 = 1000) */
+    uint32_t threads;     /* replaying threads (>= 1) */
+    uint32_t value_len;   /* objects mode: bytes per value (0 = 8) */
+    bool use_sizes;       /* values take the trace's object sizes (bytes mode) */
+    uint64_t seed;        /* engine hash seed (0 = the engine's default) */
+    uint32_t max_val_len; /* engine_config.max_val_len (0 = the engine's default);
+                           * raised to the largest value the replay writes */
+    double min_seconds;   /* repeat whole passes (engine flushed between) until the
+                           * replay time reaches this; 0 = one pass */
+    uint32_t max_passes;  /* cap on passes (0 = 1000) */
     sim_progress_fn progress;
     void *progress_arg;
 } sim_run_cfg;
