@@ -37,7 +37,7 @@ const config_option config_table[] = {
      "Close a client idle for this many seconds (0: never)."},
     {"tcp-keepalive", OPT_INT, "300", 0, INT_MAX, NULL, true, OFF(tcp_keepalive),
      "TCP keepalive interval in seconds for client sockets (0: off)."},
-    {"maxmemory", OPT_MEM, "256mb", 1 * MB, LLONG_MAX, NULL, true, OFF(maxmemory),
+    {"maxmemory", OPT_MEM, "1gb", 1 * MB, LLONG_MAX, NULL, true, OFF(maxmemory),
      "Memory budget of the engine (index, keys, values); the cache evicts to stay within it. A new value set at runtime applies when the server next starts (INFO engine_bytes_budget shows the budget in force)."},
     {"engine", OPT_ENUM, "auto", 0, 0, "auto|cpu|gpu|lru|fifo|lfu|null", false, OFF(engine),
      "Store behind the server: auto picks gpu when a usable CUDA device exists, else cpu."},

@@ -63,7 +63,7 @@ Test(config, parse_and_errors)
     config_defaults(&c);
     char err[512];
     cr_assert_eq(c.port, 6379);
-    cr_assert_eq(c.maxmemory, 256LL * 1024 * 1024);
+    cr_assert_eq(c.maxmemory, 1024LL * 1024 * 1024);
     cr_assert_eq(config_load_text(&c, "# comment\nport 7000\nmaxmemory 1gb\nbind 127.0.0.1 ::1\n"
                                       "protected-mode no\nrequirepass \"a b\"\n"
                                       "client-output-buffer-limit normal 1mb 512kb 10\n",
