@@ -37,7 +37,7 @@ typedef struct sim_row {
     double speed_hit[SIM_MAX_T];    /* hit ratio of those passes */
     double speed_cpu_ns[SIM_MAX_T]; /* CPU ns per request (threads summed) */
     double speed_vs_lru;            /* rps / LRU's rps at the largest thread count, or NAN */
-    char error[200];                /* non-empty: the run failed */
+    char error[320];                /* non-empty: the run failed */
 } sim_row;
 
 /* Reference hit ratio for (trace name, fraction, "lru"/"fifo"), or NAN;
