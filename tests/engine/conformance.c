@@ -22,10 +22,10 @@
 #define CAP_STORES 0x1 /* keeps what it is given (all but null) */
 #define CAP_EXACT 0x2  /* never drops a key while under budget/max_items */
 #define CAP_MAYBE 0x4  /* may legitimately be unavailable here (skip on failure) */
-/* Known defect, reported, to be removed when fixed: with mixed value sizes
- * and a small budget, the slab arena holds far fewer items than the budget
- * allows (size classes outnumber pages). budget_never_exceeded then reports
- * the measured efficiency as a skip instead of failing. */
+/* Unverified here (no device), and the cpu CCHT had this defect until
+ * its arena fix: with mixed value sizes and a small budget, a slab arena may
+ * hold far fewer items than the budget allows. budget_never_exceeded then
+ * reports the measured efficiency as a skip instead of failing. */
 #define CAP_KNOWN_SLAB_WASTE 0x8
 
 typedef struct eng_param {
@@ -34,9 +34,9 @@ typedef struct eng_param {
 } eng_param;
 
 static const eng_param conf_engines[] = {
-    {"cpu", CAP_STORES | CAP_KNOWN_SLAB_WASTE},
+    {"cpu", CAP_STORES},
     {"gpu", CAP_STORES | CAP_MAYBE | CAP_KNOWN_SLAB_WASTE},
-    {"auto", CAP_STORES | CAP_KNOWN_SLAB_WASTE},
+    {"auto", CAP_STORES},
     {"lru", CAP_STORES | CAP_EXACT},
     {"fifo", CAP_STORES | CAP_EXACT},
     {"lfu", CAP_STORES | CAP_EXACT},
@@ -944,7 +944,7 @@ ENGINE_TEST(budget_never_exceeded)
         }
         cr_assert_fail("the budget must hold data: %s", msg);
     } else if (p->caps & CAP_KNOWN_SLAB_WASTE) {
-        cr_log_warn("%s now uses its budget well: drop CAP_KNOWN_SLAB_WASTE from its row", p->name);
+        cr_log_info("%s now uses its budget well: drop CAP_KNOWN_SLAB_WASTE from its row", p->name);
     }
     /* a value larger than the whole budget is refused, not stored */
     tbatch big;

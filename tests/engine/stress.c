@@ -194,7 +194,7 @@ static void *worker(void *arg)
         cr_assert(rc == CUDIS_OK, "execute: %d", rc);
         for (uint32_t i = 0; i < n; i++) {
             if (res[i].status == CUDIS_E_FULL && c->slab) {
-                c->full++; /* known defect of the slab arena: counted, reported */
+                c->full++; /* counted, reported (gpu only) */
                 continue;
             }
             cr_assert(res[i].status == CUDIS_OK, "%s op %u: status %d", keys[i], i, res[i].status);
@@ -258,11 +258,12 @@ static void run_engine(const char *name, uint64_t budget, uint32_t threads)
         return;
     }
     bool stores = strcmp(name, "null") != 0;
-    /* The CCHT's slab arena (cpu, gpu) evicts with room to spare when value
-     * sizes are mixed, and may answer CUDIS_E_FULL under contention: known,
-     * reported defects; counted and printed, and its counters are then only
-     * checked when nothing was evicted. */
-    bool slab = strcmp(name, "cpu") == 0 || strcmp(name, "gpu") == 0;
+    /* The gpu engine's slab arena is unverified here (no device): like the
+     * cpu CCHT's before its fix, it may evict with room to spare when value
+     * sizes are mixed or answer CUDIS_E_FULL under contention. For it these
+     * are counted and printed, and its counters are checked only when
+     * nothing was evicted. Every other engine must pass strictly. */
+    bool slab = strcmp(name, "gpu") == 0;
     sctx ctx[S_THREADS];
     pthread_t th[S_THREADS], mt;
     mon m = {.e = e};
@@ -291,13 +292,12 @@ static void run_engine(const char *name, uint64_t budget, uint32_t threads)
         full += ctx[t].full;
     }
     if (full > 0) {
-        fprintf(stderr, "  %s: known defect: %llu ops answered CUDIS_E_FULL\n", name,
-                (unsigned long long)full);
+        fprintf(stderr, "  %s: %llu ops answered CUDIS_E_FULL\n", name, (unsigned long long)full);
     }
     bool evicted = s.evict_memory + s.evict_bucket != 0;
     if (evicted && slab && budget >= (16u << 20)) {
-        fprintf(stderr, "  %s: known defect: %llu evictions with a 16 MiB budget and 56 keys\n",
-                name, (unsigned long long)(s.evict_memory + s.evict_bucket));
+        fprintf(stderr, "  %s: %llu evictions with a 16 MiB budget and 56 keys\n", name,
+                (unsigned long long)(s.evict_memory + s.evict_bucket));
     }
     if (stores && budget >= (16u << 20) && !((evicted || full) && slab)) {
         cr_assert(!evicted, "%s: evicted with room to spare", name);
