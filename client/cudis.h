@@ -85,6 +85,9 @@ const char *cudis_conn_errstr(const cudis_conn *c);
  * the next call). */
 bool cudis_conn_broken(const cudis_conn *c);
 
+/* Change the connection's timeout_ms (> 0) for the calls that follow. */
+int cudis_conn_set_timeout(cudis_conn *c, int timeout_ms);
+
 /* Close and reopen the connection now. 0 or a negative code. */
 int cudis_reconnect(cudis_conn *c);
 

@@ -292,6 +292,15 @@ void cudis_close(cudis_conn *c)
     free(c);
 }
 
+int cudis_conn_set_timeout(cudis_conn *c, int timeout_ms)
+{
+    if (timeout_ms <= 0) {
+        return CUDIS_E_INVAL;
+    }
+    c->opt.timeout_ms = timeout_ms;
+    return 0;
+}
+
 int cudis_reconnect(cudis_conn *c)
 {
     return conn_open(c);
