@@ -29,6 +29,7 @@
 
 #include "ccht_internal.h"
 #include "cudis_err.h"
+#include "cudis_time.h"
 
 /* ------------------------------------------------------------------------
  * Spinlocks
@@ -524,15 +525,26 @@ static bool drain_one(ccht *t, uint32_t cls, uint32_t own_age, ccht_ctx *cx)
 
 int ccht_arena_alloc_slow(ccht *t, uint32_t cls, uint64_t *off, ccht_ctx *cx)
 {
+    /* Other threads may hold the drain lock, the candidates we sample, or
+     * the chunks a page move waits for: keep trying (yielding) rather than
+     * fail; give up only after about two seconds without success, which
+     * takes chunks pinned for that long (none are, by construction). */
     ccht_class *k = &t->classes[cls];
-    for (int attempt = 0; attempt < 512; attempt++) {
+    uint64_t deadline = 0;
+    for (uint32_t attempt = 0;; attempt++) {
         if (ccht_arena_alloc(t, cls, off) == CUDIS_OK) {
             return CUDIS_OK;
         }
-        if (ld32(&k->n_pages) == 0) {
-            if (!drain_one(t, cls, UINT32_MAX, cx)) {
-                sched_yield();
+        if (attempt >= 8) {
+            if (deadline == 0) {
+                deadline = cudis_mono_ns() + 2000000000ull;
+            } else if ((attempt & 63) == 0 && cudis_mono_ns() > deadline) {
+                return CUDIS_E_FULL;
             }
+            sched_yield();
+        }
+        if (ld32(&k->n_pages) == 0) {
+            drain_one(t, cls, UINT32_MAX, cx);
             continue;
         }
         uint32_t ev = __atomic_fetch_add(&k->evictions, 1, __ATOMIC_RELAXED);
@@ -544,9 +556,5 @@ int ccht_arena_alloc_slow(ccht *t, uint32_t cls, uint64_t *off, ccht_ctx *cx)
         if (got) {
             return CUDIS_OK;
         }
-        if (attempt >= 8) {
-            sched_yield();
-        }
     }
-    return CUDIS_E_FULL;
 }
