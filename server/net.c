@@ -4,11 +4,11 @@
  * timeout, maxclients, protected mode), the adaptive batch flush, the cron
  * and a graceful shutdown on SIGTERM/SIGINT/SHUTDOWN.
  *
- * Flush policy: a loop's read events run at priority 0 and the flush event
- * at priority 1, so a batch is executed as soon as the loop has handled every
- * connection that had input ready: a lone request on an idle server goes at
- * once, while under load one batch gathers the requests of all ready
- * connections. A batch also closes when full (batch-max-ops) or when its
+ * Flush policy (loop_run): each round waits for events once, runs the
+ * callbacks of every connection with input ready, then executes the batch
+ * they filled and writes the replies, so a lone request on an idle server
+ * goes at once (no timer), while under load one batch gathers the requests
+ * of all ready connections. A batch also closes when full (batch-max-ops) or when its
  * first request has waited batch-max-wait-us.
  */
 #include <arpa/inet.h>
@@ -443,10 +443,8 @@ static void flush_cb(evutil_socket_t fd, short what, void *arg)
 
 void loop_schedule_flush(loop *lp)
 {
-    if (!lp->flush_scheduled) {
-        lp->flush_scheduled = true;
-        event_active(lp->flush_ev, EV_TIMEOUT, 0);
-    }
+    /* loop_run flushes after every round of callbacks; nothing to arm. */
+    lp->flush_scheduled = true;
 }
 
 /* ------------------------------------------------------------------------
@@ -703,24 +701,26 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         if (srv.nloops > 1) {
             pthread_rwlock_wrlock(&srv.eng_lock);
         }
-        /* Adaptive sweep: a small slice of the index per tick while nothing
-         * expires; while expired items keep turning up, grow the slice up to
-         * a full pass about every two seconds (Redis's active expiry keeps
-         * going while many sampled keys are expired, too). */
-        static uint64_t work = 1024;
+        /* Adaptive sweep, like Redis's active expiry: a small slice of the
+         * index per tick (a few hundred microseconds) while nothing expires;
+         * while expired items keep turning up, the slice grows fourfold per
+         * tick up to 64 Ki buckets (or a full pass every two seconds on a
+         * small index), and shrinks again when a slice finds nothing. */
         cudis_stats es;
         engine_stats(srv.eng, &es);
         uint64_t full = es.capacity / 8 / (uint64_t)(2 * srv.cfg.hz);
-        if (full < 1024) {
-            full = 1024;
+        uint64_t cap = full < 65536 ? (full < 4096 ? 4096 : full) : 65536;
+        static uint64_t work;
+        if (work < 4096) {
+            work = 4096;
         }
-        if (work > full) {
-            work = full;
+        if (work > cap) {
+            work = cap;
         }
         int n = engine_sweep(srv.eng, now, (uint32_t)(work > 1u << 30 ? 1u << 30 : work));
         if (n > 0) {
-            work = work * 4 > full ? full : work * 4;
-        } else if (work > 1024) {
+            work = work * 4 > cap ? cap : work * 4;
+        } else {
             work /= 2;
         }
         if (n > 0) {
@@ -987,10 +987,25 @@ static void loop_final(loop *lp)
     lp->wlist = NULL;
 }
 
+/* The loop: wait for events, run every ready callback, then execute the
+ * batch they filled and write the replies (as Redis's beforeSleep): one
+ * epoll_wait per round, and a lone request never waits for a timer. */
+static void loop_run(loop *lp)
+{
+    while (!event_base_got_exit(lp->base) && !event_base_got_break(lp->base)) {
+        if (event_base_loop(lp->base, EVLOOP_ONCE) < 0) {
+            break;
+        }
+        lp->flush_scheduled = false;
+        loop_flush(lp, SEAL_IDLE);
+        loop_drain(lp);
+    }
+}
+
 static void *loop_thread(void *arg)
 {
     loop *lp = arg;
-    event_base_dispatch(lp->base);
+    loop_run(lp);
     loop_final(lp);
     return NULL;
 }
@@ -1076,7 +1091,7 @@ int server_start(void)
     for (int i = 1; i < srv.nloops; i++) {
         pthread_create(&srv.loops[i].tid, NULL, loop_thread, &srv.loops[i]);
     }
-    event_base_dispatch(srv.loops[0].base);
+    loop_run(&srv.loops[0]);
     loop_final(&srv.loops[0]);
     for (int i = 1; i < srv.nloops; i++) {
         pthread_join(srv.loops[i].tid, NULL);
