@@ -125,8 +125,8 @@ enum cudis_ttl_mode {
 };
 
 typedef struct cudis_table_options {
-    size_t chunk_rows;  /* ids per MGET/MSET command (default 256) */
-    int ttl_mode;       /* enum cudis_ttl_mode (default CUDIS_TTL_SET_PX) */
+    size_t chunk_rows; /* ids per MGET/MSET command (default 256) */
+    int ttl_mode;      /* enum cudis_ttl_mode (default CUDIS_TTL_SET_PX) */
 } cudis_table_options;
 
 void cudis_table_options_default(cudis_table_options *o);
@@ -212,14 +212,14 @@ enum cudis_miss_policy {
 };
 
 typedef struct cudis_rt_options {
-    int policy;               /* enum cudis_miss_policy (default CUDIS_MISS_AUTO) */
-    double hit_threshold;     /* AUTO: switch to DEFAULT at or above (default 0.9) */
-    double hysteresis;        /* AUTO: back to FILL below threshold - this (default 0.02) */
-    size_t window_ids;        /* AUTO: ids in the recent-hit-ratio window (default 10000) */
-    const void *default_row;  /* DEFAULT rows (row_bytes; NULL: zeros); copied */
-    int64_t ttl_ms;           /* TTL of written-back rows (0: none) */
-    size_t queue_ids;         /* background queue capacity in ids (default 65536) */
-    int pool_wait_ms;         /* wait for a pool connection (default 1000) */
+    int policy;              /* enum cudis_miss_policy (default CUDIS_MISS_AUTO) */
+    double hit_threshold;    /* AUTO: switch to DEFAULT at or above (default 0.9) */
+    double hysteresis;       /* AUTO: back to FILL below threshold - this (default 0.02) */
+    size_t window_ids;       /* AUTO: ids in the recent-hit-ratio window (default 10000) */
+    const void *default_row; /* DEFAULT rows (row_bytes; NULL: zeros); copied */
+    int64_t ttl_ms;          /* TTL of written-back rows (0: none) */
+    size_t queue_ids;        /* background queue capacity in ids (default 65536) */
+    int pool_wait_ms;        /* wait for a pool connection (default 1000) */
 } cudis_rt_options;
 
 void cudis_rt_options_default(cudis_rt_options *o);
@@ -227,7 +227,7 @@ void cudis_rt_options_default(cudis_rt_options *o);
 /* Statistics (a consistent-enough snapshot of atomic counters). */
 typedef struct cudis_rt_stats {
     uint64_t calls, ids, hits, misses;
-    uint64_t bad_len;          /* misses because of a wrong stored length */
+    uint64_t bad_len; /* misses because of a wrong stored length */
     uint64_t loader_calls, loader_ids, loader_errors;
     uint64_t loader_ns;        /* total time inside the loader */
     uint64_t filled_sync;      /* misses filled before returning (FILL) */

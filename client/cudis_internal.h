@@ -14,17 +14,17 @@
 #include "cudis.h"
 
 struct cudis_conn {
-    cudis_options opt;    /* strings below are our copies */
+    cudis_options opt; /* strings below are our copies */
     char *host, *unix_path, *password;
-    redisContext *ctx;    /* owns the socket (used for connecting only) */
-    redisReader *rd_plain;/* default hiredis reply objects */
-    redisReader *rd_vec;  /* vector calls: parses straight into caller rows */
+    redisContext *ctx;     /* owns the socket (used for connecting only) */
+    redisReader *rd_plain; /* default hiredis reply objects */
+    redisReader *rd_vec;   /* vector calls: parses straight into caller rows */
     int fd;
     bool broken;
     char errstr[256];
-    char *obuf;           /* pending request bytes */
+    char *obuf; /* pending request bytes */
     size_t olen, ooff, ocap;
-    char *ibuf;           /* read buffer */
+    char *ibuf; /* read buffer */
     size_t icap;
 };
 
@@ -33,10 +33,10 @@ struct cudis_table {
     size_t name_len;
     size_t row_bytes;
     cudis_table_options opt;
-    size_t key_len;       /* name_len + 1 + 8 */
-    char key_head[32];    /* "$<key_len>\r\n" */
+    size_t key_len;    /* name_len + 1 + 8 */
+    char key_head[32]; /* "$<key_len>\r\n" */
     size_t key_head_len;
-    char row_head[32];    /* "$<row_bytes>\r\n" */
+    char row_head[32]; /* "$<row_bytes>\r\n" */
     size_t row_head_len;
 };
 
@@ -62,7 +62,7 @@ int cudis_conn_begin(cudis_conn *c);
 /* Output buffer helpers (RESP encoding); return 0 or CUDIS_E_NOMEM. */
 int cudis_ob_reserve(cudis_conn *c, size_t more);
 void cudis_ob_put(cudis_conn *c, const void *p, size_t n); /* after reserve */
-void cudis_ob_header(cudis_conn *c, char type, size_t n); /* "*n\r\n" / "$n\r\n", after reserve */
+void cudis_ob_header(cudis_conn *c, char type, size_t n);  /* "*n\r\n" / "$n\r\n", after reserve */
 int cudis_ob_command(cudis_conn *c, int argc, const char **argv, const size_t *argvlen);
 static inline size_t cudis_ob_pending(const cudis_conn *c)
 {

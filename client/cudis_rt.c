@@ -51,7 +51,7 @@ struct cudis_rt {
     pthread_cond_t idle_cv; /* queue drained and worker idle */
     uint64_t *q;
     size_t q_cap, q_head, q_len;
-    uint64_t *set_keys;     /* open addressing, linear probing */
+    uint64_t *set_keys; /* open addressing, linear probing */
     uint8_t *set_used;
     size_t set_mask;
     bool busy, stop;

@@ -123,16 +123,16 @@ typedef struct vec_state {
     char ttl_str[24];
     size_t ttl_len;
     size_t chunk;
-    size_t per_chunk;     /* replies per full chunk */
-    size_t produced;      /* rows encoded so far */
+    size_t per_chunk; /* replies per full chunk */
+    size_t produced;  /* rows encoded so far */
     /* the reply being parsed */
     size_t cur;
     int cur_kind;
     size_t cur_base, cur_count;
-    bool cur_bad;         /* the current reply had an unexpected shape */
+    bool cur_bad; /* the current reply had an unexpected shape */
     /* outcome */
     size_t hits, misses, bad_len, answered;
-    int err;              /* first error (CUDIS_E_SERVER / CUDIS_E_PROTO) */
+    int err; /* first error (CUDIS_E_SERVER / CUDIS_E_PROTO) */
 } vec_state;
 
 static void vs_set_current(vec_state *s)

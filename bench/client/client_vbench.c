@@ -236,8 +236,8 @@ int main(int argc, char **argv)
             t->busy_s += (double)(now - start) / 1e9;
             t->cli_cpu_s += thread_cpu() - ccpu0;
             double scpu1 = server_cpu(t->c);
-            t->srv_cpu_s = (scpu0 < 0 || scpu1 < 0 || t->srv_cpu_s < 0) ? -1
-                                                                         : t->srv_cpu_s + scpu1 - scpu0;
+            t->srv_cpu_s =
+                (scpu0 < 0 || scpu1 < 0 || t->srv_cpu_s < 0) ? -1 : t->srv_cpu_s + scpu1 - scpu0;
         }
     }
     /* TTL write modes: rows/s of vset with a TTL, modes and targets
@@ -272,7 +272,8 @@ int main(int argc, char **argv)
         }
         for (int k = 0; k < nt; k++) {
             for (int mode = 0; mode < 2; mode++) {
-                tg[k].set_rows_s[mode] = set_s[k][mode] > 0 ? (double)set_rows[k][mode] / set_s[k][mode] : 0;
+                tg[k].set_rows_s[mode] =
+                    set_s[k][mode] > 0 ? (double)set_rows[k][mode] / set_s[k][mode] : 0;
             }
         }
         cudis_table_destroy(st[0]);
@@ -284,9 +285,11 @@ int main(int argc, char **argv)
     if (!f) {
         fprintf(stderr, "cannot write %s: %s\n", csv, strerror(errno));
     } else {
-        fprintf(f, "target,rows,row_bytes,chunk,calls,p50_us,p99_us,p999_us,rows_per_s,"
-                   "miss_rows,server_cpu_us_per_call,client_cpu_us_per_call,vset_ttl_mset_pexpire_rows_s,"
-                   "vset_ttl_set_px_rows_s\n");
+        fprintf(
+            f,
+            "target,rows,row_bytes,chunk,calls,p50_us,p99_us,p999_us,rows_per_s,"
+            "miss_rows,server_cpu_us_per_call,client_cpu_us_per_call,vset_ttl_mset_pexpire_rows_s,"
+            "vset_ttl_set_px_rows_s\n");
     }
     printf("vector get: %zu rows x %zu B, %zu keys, chunk %zu, %d rounds\n", rows, rb, keys, chunk,
            rounds);

@@ -175,9 +175,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--loader-ms")) {
             loader_ms = atof(v);
         } else if (!strcmp(a, "--policy")) {
-            policy = !strcmp(v, "fill") ? CUDIS_MISS_FILL
+            policy = !strcmp(v, "fill")      ? CUDIS_MISS_FILL
                      : !strcmp(v, "default") ? CUDIS_MISS_DEFAULT
-                                              : CUDIS_MISS_AUTO;
+                                             : CUDIS_MISS_AUTO;
         } else if (!strcmp(a, "--threshold")) {
             threshold = atof(v);
         } else if (!strcmp(a, "--report")) {
@@ -245,8 +245,8 @@ int main(int argc, char **argv)
     printf("%s: %zu requests x %zu ids, Zipf(%.2f) over %llu ids, %zu floats/row, loader %.1f "
            "ms/call\n",
            label, requests, batch, zs, (unsigned long long)nids, dim, loader_ms);
-    printf("%-9s %9s %9s %9s %11s %8s %8s\n", "requests", "hit_ratio", "p50_us", "p99_us",
-           "rows/s", "mode", "loads");
+    printf("%-9s %9s %9s %9s %11s %8s %8s\n", "requests", "hit_ratio", "p50_us", "p99_us", "rows/s",
+           "mode", "loads");
     cudis_rt_stats prev, st;
     cudis_rt_stats_get(rt, &prev);
     uint64_t t_win = cudis_mono_ns(), t_all = t_win, bad = 0, failed_calls = 0;
@@ -263,7 +263,8 @@ int main(int argc, char **argv)
         failed_calls += rc != 0;
         for (size_t i = 0; i < batch; i++) {
             const float *row = rows + i * dim;
-            bool ok = row[0] == true_value(ids[i], 0) && row[dim - 1] == true_value(ids[i], dim - 1);
+            bool ok =
+                row[0] == true_value(ids[i], 0) && row[dim - 1] == true_value(ids[i], dim - 1);
             if (!ok && found[i] == CUDIS_ROW_MISS) {
                 ok = row[0] == 0.0f && row[dim - 1] == 0.0f; /* default row */
             }
@@ -272,9 +273,8 @@ int main(int argc, char **argv)
         if (nw == report || r + 1 == requests) {
             cudis_rt_stats_get(rt, &st);
             uint64_t now = cudis_mono_ns();
-            double hr = st.ids > prev.ids ? (double)(st.hits - prev.hits) /
-                                                (double)(st.ids - prev.ids)
-                                          : 0;
+            double hr =
+                st.ids > prev.ids ? (double)(st.hits - prev.hits) / (double)(st.ids - prev.ids) : 0;
             double rps = (double)(st.ids - prev.ids) / ((double)(now - t_win) / 1e9);
             double p50 = pct(win, nw, 0.5), p99 = pct(win, nw, 0.99);
             const char *mode = st.mode == CUDIS_MISS_DEFAULT ? "default" : "fill";
@@ -296,8 +296,8 @@ int main(int argc, char **argv)
     printf("total %s: hit ratio %.4f, p50 %.0f us, p99 %.0f us, %.0f rows/s; loader %llu calls "
            "%.1f ms total, %llu ids sync + %llu async, %llu defaulted, %llu dropped, %llu mode "
            "switches, %llu bad rows, %llu failed calls\n",
-           label, st.ids ? (double)st.hits / (double)st.ids : 0, p50, p99,
-           (double)st.ids / secs, (unsigned long long)st.loader_calls, (double)st.loader_ns / 1e6,
+           label, st.ids ? (double)st.hits / (double)st.ids : 0, p50, p99, (double)st.ids / secs,
+           (unsigned long long)st.loader_calls, (double)st.loader_ns / 1e6,
            (unsigned long long)st.filled_sync, (unsigned long long)st.filled_async,
            (unsigned long long)st.defaulted, (unsigned long long)st.queue_dropped,
            (unsigned long long)st.mode_switches, (unsigned long long)bad,

@@ -104,7 +104,8 @@ static void roundtrip_binary(cudis_conn *c)
     uint32_t *rows = malloc(n * rb), *out = calloc(n, rb);
     uint64_t ids[50];
     for (size_t i = 0; i < n; i++) {
-        ids[i] = i == 0 ? 0 : (i == 1 ? UINT64_MAX : i * 0x0100000001ull); /* ids with 0x00/0x0a bytes */
+        ids[i] =
+            i == 0 ? 0 : (i == 1 ? UINT64_MAX : i * 0x0100000001ull); /* ids with 0x00/0x0a bytes */
         for (size_t j = 0; j < 16; j++) {
             rows[i * 16 + j] = pats[(i + j) % 10];
         }
@@ -455,8 +456,6 @@ Test(client, auth)
     cudis_close(c);
     cudis_table_destroy(t);
 }
-
-
 
 Test(client, nothing_listening)
 {

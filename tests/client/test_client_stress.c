@@ -137,12 +137,13 @@ int main(void)
     cudis_rt_flush(RT);
     cudis_rt_stats st;
     cudis_rt_stats_get(RT, &st);
-    printf("rt: %llu calls, hit ratio %.3f, %llu sync + %llu async fills, %llu defaulted, %llu mode "
-           "switches, %llu write-back errors\n",
-           (unsigned long long)st.calls, (double)st.hits / (double)st.ids,
-           (unsigned long long)st.filled_sync, (unsigned long long)st.filled_async,
-           (unsigned long long)st.defaulted, (unsigned long long)st.mode_switches,
-           (unsigned long long)st.writeback_errors);
+    printf(
+        "rt: %llu calls, hit ratio %.3f, %llu sync + %llu async fills, %llu defaulted, %llu mode "
+        "switches, %llu write-back errors\n",
+        (unsigned long long)st.calls, (double)st.hits / (double)st.ids,
+        (unsigned long long)st.filled_sync, (unsigned long long)st.filled_async,
+        (unsigned long long)st.defaulted, (unsigned long long)st.mode_switches,
+        (unsigned long long)st.writeback_errors);
     CHECK(st.calls == 600);
     CHECK(st.writeback_errors == 0);
     CHECK(st.mode_switches >= 1);
