@@ -38,7 +38,7 @@ STD_CONNS=16 # the connection count of the pipeline sweep and the other workload
 
 mkdir -p "$OUT"
 CSV=$OUT/compare.csv
-rm -f "$CSV" "$OUT"/lat_*.csv "$OUT"/*.png "$OUT"/server-*.log
+rm -f "$CSV" "$OUT"/lat_*.csv "$OUT"/throughput_*.png "$OUT"/latency_*.png "$OUT"/hit_ratio_*.png "$OUT"/server-*.log
 trap stop_all EXIT
 
 [[ -x $BENCH_BIN ]] || { echo "error: $BENCH_BIN not built (cmake --build $BUILD --target cudis-bench)" >&2; exit 1; }
