@@ -702,3 +702,46 @@ Test(ccht, fast_hash_equals_cudis_hash)
         }
     }
 }
+
+Test(ccht, page_moves_follow_value_sizes)
+{
+    /* Fill all memory with small items, then switch to large ones: the
+     * large class owns no page and none is free, so pages must move from
+     * the small class (never CUDIS_E_FULL), and then back again. */
+    ccht *u = mk(1 << 20, 0, 8, 32, 3000);
+    static uint8_t big[3000];
+    char k[32];
+    for (int round = 0; round < 3; round++) {
+        uint32_t vlen = round == 1 ? 2500 : 10;
+        for (int i = 0; i < 20000; i++) {
+            snprintf(k, sizeof(k), "r%d:%d", round, i);
+            memset(big, 'a' + (i % 26), vlen);
+            cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), big, vlen, 0, 0), 1, "round %d set %d",
+                         round, i);
+        }
+        cudis_stats s;
+        ccht_stats(u, &s);
+        cr_assert_leq(s.bytes_used, s.bytes_budget);
+        /* large values: a good part of the budget holds them (measured 48%:
+         * a 2.5 KB item fills a 4 KiB page alone at this budget); small
+         * values: the index slots are the limit and nearly all are used */
+        if (round == 1) {
+            cr_assert_gt(s.value_bytes, s.bytes_budget * 4 / 10, "%llu",
+                         (unsigned long long)s.value_bytes);
+        } else {
+            cr_assert_gt(s.items, s.capacity * 8 / 10, "round %d: %llu of %llu", round,
+                         (unsigned long long)s.items, (unsigned long long)s.capacity);
+        }
+        /* the newest keys are there with their values */
+        static uint8_t out[3000];
+        uint32_t len;
+        snprintf(k, sizeof(k), "r%d:%d", round, 19999);
+        cr_assert_eq(ccht_get(u, k, (uint32_t)strlen(k), out, sizeof(out), &len), 1);
+        cr_assert_eq(len, vlen);
+        cr_assert_eq(out[0], 'a' + (19999 % 26));
+        if (round >= 1) {
+            cr_assert_gt(s.evict_memory, 0);
+        }
+    }
+    ccht_destroy(u);
+}
