@@ -89,6 +89,12 @@ bool batch_conflicts(batcher *b, const char *key, uint32_t len, bool write)
     }
     bool found;
     uint32_t h = kfind(b, key, len, &found);
+    b->lk_key = key;
+    b->lk_len = len;
+    b->lk_slot = h;
+    b->lk_found = found;
+    b->lk_nops = b->nops;
+    b->lk_gen = b->gen;
     return found && (write || (b->kent[h] & KWRITE));
 }
 
@@ -154,12 +160,20 @@ uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key,
     if (i == 0) {
         b->open_ns = cudis_mono_ns();
     }
-    /* key set */
+    /* key set (reusing the lookup batch_conflicts just made, if any) */
+    bool found;
+    uint32_t h;
     if ((b->nops + 1) * 2 > b->kcap) {
         kgrow(b);
+        b->lk_key = NULL;
     }
-    bool found;
-    uint32_t h = kfind(b, key, klen, &found);
+    if (b->lk_key == key && b->lk_len == klen && b->lk_nops == i && b->lk_gen == b->gen) {
+        h = b->lk_slot;
+        found = b->lk_found;
+    } else {
+        h = kfind(b, key, klen, &found);
+    }
+    b->lk_key = NULL;
     if (!found) {
         b->kent[h] = i | (write ? KWRITE : 0);
         b->kgen[h] = b->gen;

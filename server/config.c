@@ -80,6 +80,28 @@ const config_option config_table[] = {
 
 const size_t config_table_len = sizeof(config_table) / sizeof(config_table[0]);
 
+/* Strings replaced at runtime are kept until config_free: with io-threads
+ * > 1 another loop may still be reading the old one (requirepass...). */
+static char **retired;
+static size_t n_retired, cap_retired;
+
+static void retire(char *p)
+{
+    if (p == NULL) {
+        return;
+    }
+    if (n_retired == cap_retired) {
+        size_t n = cap_retired ? cap_retired * 2 : 16;
+        char **q = realloc(retired, n * sizeof(*q));
+        if (q == NULL) {
+            return; /* leak it rather than free it under a reader */
+        }
+        retired = q;
+        cap_retired = n;
+    }
+    retired[n_retired++] = p;
+}
+
 static const char *cobl_class_names[3] = {"normal", "slave", "pubsub"};
 static long long cobl_vals[3][3]; /* parsed limits, per class: hard, soft, secs */
 
@@ -125,6 +147,12 @@ void config_free(srv_config *c)
             *s = NULL;
         }
     }
+    for (size_t i = 0; i < n_retired; i++) {
+        free(retired[i]);
+    }
+    free(retired);
+    retired = NULL;
+    n_retired = cap_retired = 0;
 }
 
 static int parse_cobl(srv_config *c, const char *val, char *err, size_t errlen)
@@ -179,7 +207,7 @@ static int parse_cobl(srv_config *c, const char *val, char *err, size_t errlen)
                     vals[i][1], vals[i][2]);
     }
     sbuf_add(&b, "", 1);
-    free(c->client_output_buffer_limit);
+    retire(c->client_output_buffer_limit);
     c->client_output_buffer_limit = b.p;
     c->obuf_hard = vals[0][0];
     c->obuf_soft = vals[0][1];
@@ -248,7 +276,7 @@ int config_set(srv_config *c, const config_option *o, const char *val, bool at_r
             size_t len = bar ? (size_t)(bar - p) : strlen(p);
             if (len == n && !strncasecmp(p, val, n)) {
                 char **s = field(c, o);
-                free(*s);
+                retire(*s);
                 *s = strndup(p, len);
                 return 0;
             }
@@ -270,7 +298,7 @@ int config_set(srv_config *c, const config_option *o, const char *val, bool at_r
     }
     case OPT_STR: {
         char **s = field(c, o);
-        free(*s);
+        retire(*s);
         *s = strdup(val);
         return 0;
     }

@@ -124,6 +124,10 @@ typedef struct batcher {
     uint32_t gen;
     bool exclusive;   /* a multi-key command is in the batch */
     uint64_t seq;     /* pends ever added (monotonic) */
+    /* the last batch_conflicts() lookup, reused by the next batch_add_op() */
+    const char *lk_key;
+    uint32_t lk_len, lk_slot, lk_nops, lk_gen;
+    bool lk_found;
     uint64_t open_ns; /* when the first op arrived */
     int64_t now_ms;
     batch_stats st;
