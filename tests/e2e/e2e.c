@@ -368,15 +368,9 @@ static const char *type_name(int t)
 static void describe(const redisReply *r, char *buf, size_t cap)
 {
     switch (r->type) {
-    case REDIS_REPLY_INTEGER:
-        snprintf(buf, cap, "(integer) %lld", r->integer);
-        break;
-    case REDIS_REPLY_NIL:
-        snprintf(buf, cap, "(nil)");
-        break;
-    case REDIS_REPLY_ARRAY:
-        snprintf(buf, cap, "(array of %zu)", r->elements);
-        break;
+    case REDIS_REPLY_INTEGER: snprintf(buf, cap, "(integer) %lld", r->integer); break;
+    case REDIS_REPLY_NIL: snprintf(buf, cap, "(nil)"); break;
+    case REDIS_REPLY_ARRAY: snprintf(buf, cap, "(array of %zu)", r->elements); break;
     default: {
         size_t n = r->len < 200 ? r->len : 200;
         char tmp[256];
@@ -421,8 +415,8 @@ void e2e_check(const char *file, int line, redisContext *c, int type, const char
         if (type == REDIS_REPLY_INTEGER) {
             cr_assert_fail("%s:%d: '%s': expected (integer) %lld, got %s", file, line, fmt, n, got);
         } else {
-            cr_assert_fail("%s:%d: '%s': expected (%s) \"%s\", got %s", file, line, fmt, type_name(type),
-                           s ? s : "", got);
+            cr_assert_fail("%s:%d: '%s': expected (%s) \"%s\", got %s", file, line, fmt,
+                           type_name(type), s ? s : "", got);
         }
     }
     freeReplyObject(r);
@@ -441,8 +435,8 @@ void e2e_check_err_prefix(const char *file, int line, redisContext *c, const cha
         char got[320];
         describe(r, got, sizeof(got));
         freeReplyObject(r);
-        cr_assert_fail("%s:%d: '%s': expected an error starting \"%s\", got %s", file, line, fmt, prefix,
-                       got);
+        cr_assert_fail("%s:%d: '%s': expected an error starting \"%s\", got %s", file, line, fmt,
+                       prefix, got);
     }
     freeReplyObject(r);
 }
@@ -455,13 +449,15 @@ int e2e_raw_open(int port)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     cr_assert(fd >= 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+    struct sockaddr_in a = {.sin_family = AF_INET,
+                            .sin_port = htons((uint16_t)port),
                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    cr_assert(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "raw connect to port %d: %s", port,
-              strerror(errno));
+    cr_assert(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0, "raw connect to port %d: %s",
+              port, strerror(errno));
     struct timeval tv = {5, 0};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)); /* a server that stops reading fails the send */
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv,
+               sizeof(tv)); /* a server that stops reading fails the send */
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
     return fd;
@@ -508,9 +504,16 @@ long e2e_resp_len(const char *buf, size_t len)
     char t = buf[0];
     long long n = strtoll(buf + 1, NULL, 10);
     switch (t) {
-    case '+': case '-': case ':': case '_': case ',': case '#': case '(':
-        return l;
-    case '$': case '=': case '!':
+    case '+':
+    case '-':
+    case ':':
+    case '_':
+    case ',':
+    case '#':
+    case '(': return l;
+    case '$':
+    case '=':
+    case '!':
         if (n < 0) {
             return l;
         }
@@ -518,7 +521,11 @@ long e2e_resp_len(const char *buf, size_t len)
             return 0;
         }
         return l + (long)n + 2;
-    case '*': case '~': case '>': case '%': case '|': {
+    case '*':
+    case '~':
+    case '>':
+    case '%':
+    case '|': {
         if (n < 0) {
             return l;
         }
@@ -538,8 +545,7 @@ long e2e_resp_len(const char *buf, size_t len)
         }
         return off;
     }
-    default:
-        return -1;
+    default: return -1;
     }
 }
 
@@ -623,7 +629,8 @@ void e2e_raw_expect(const char *file, int line, int fd, const char *req, const c
     printable(want, strlen(want), a, sizeof(a));
     printable(req ? req : "", req ? strlen(req) : 0, q, sizeof(q));
     if (!got) {
-        cr_assert_fail("%s:%d: sent \"%s\": expected \"%s\", got no complete reply", file, line, q, a);
+        cr_assert_fail("%s:%d: sent \"%s\": expected \"%s\", got no complete reply", file, line, q,
+                       a);
     }
     printable(got, n, b, sizeof(b));
     bool ok = n == strlen(want) && memcmp(got, want, n) == 0;

@@ -25,11 +25,11 @@
 
 /* One running server. */
 typedef struct e2e_server {
-    pid_t pid;         /* the process we forked (0 when none) */
-    int port;          /* TCP port on 127.0.0.1 */
-    char dir[128];     /* temporary folder: log, unix socket, pidfile */
-    char sock[192];    /* unix socket path */
-    char log[192];     /* stdout+stderr of the server */
+    pid_t pid;      /* the process we forked (0 when none) */
+    int port;       /* TCP port on 127.0.0.1 */
+    char dir[128];  /* temporary folder: log, unix socket, pidfile */
+    char sock[192]; /* unix socket path */
+    char log[192];  /* stdout+stderr of the server */
 } e2e_server;
 
 /* The server the fixtures below start and stop. */
@@ -78,15 +78,18 @@ void e2e_check(const char *file, int line, redisContext *c, int type, const char
                long long n, const char *fmt, ...);
 void e2e_check_err_prefix(const char *file, int line, redisContext *c, const char *prefix,
                           const char *fmt, ...);
-#define CHECK_OK(c, ...) e2e_check(__FILE__, __LINE__, c, REDIS_REPLY_STATUS, "OK", 2, 0, __VA_ARGS__)
-#define CHECK_STATUS(c, want, ...) \
+#define CHECK_OK(c, ...)                                                                           \
+    e2e_check(__FILE__, __LINE__, c, REDIS_REPLY_STATUS, "OK", 2, 0, __VA_ARGS__)
+#define CHECK_STATUS(c, want, ...)                                                                 \
     e2e_check(__FILE__, __LINE__, c, REDIS_REPLY_STATUS, want, strlen(want), 0, __VA_ARGS__)
-#define CHECK_ERR(c, want, ...) \
+#define CHECK_ERR(c, want, ...)                                                                    \
     e2e_check(__FILE__, __LINE__, c, REDIS_REPLY_ERROR, want, strlen(want), 0, __VA_ARGS__)
-#define CHECK_ERR_PREFIX(c, prefix, ...) e2e_check_err_prefix(__FILE__, __LINE__, c, prefix, __VA_ARGS__)
-#define CHECK_STR(c, want, ...) \
+#define CHECK_ERR_PREFIX(c, prefix, ...)                                                           \
+    e2e_check_err_prefix(__FILE__, __LINE__, c, prefix, __VA_ARGS__)
+#define CHECK_STR(c, want, ...)                                                                    \
     e2e_check(__FILE__, __LINE__, c, REDIS_REPLY_STRING, want, strlen(want), 0, __VA_ARGS__)
-#define CHECK_INT(c, want, ...) e2e_check(__FILE__, __LINE__, c, REDIS_REPLY_INTEGER, NULL, 0, want, __VA_ARGS__)
+#define CHECK_INT(c, want, ...)                                                                    \
+    e2e_check(__FILE__, __LINE__, c, REDIS_REPLY_INTEGER, NULL, 0, want, __VA_ARGS__)
 #define CHECK_NIL(c, ...) e2e_check(__FILE__, __LINE__, c, REDIS_REPLY_NIL, NULL, 0, 0, __VA_ARGS__)
 
 /* The redis-cli style text of a reply, for messages (static buffer). */

@@ -91,7 +91,8 @@ Test(concurrency, incr_no_lost_updates)
     for (int i = 0; i < INCR_THREADS; i++) {
         pthread_join(t[i], NULL);
     }
-    cr_assert_eq(atomic_load(&failures), 0, "%d failures, first: %s", atomic_load(&failures), first_failure);
+    cr_assert_eq(atomic_load(&failures), 0, "%d failures, first: %s", atomic_load(&failures),
+                 first_failure);
     redisContext *c = e2e_connect();
     CHECK_STR(c, "16000", "GET counter");
     redisFree(c);
@@ -170,7 +171,8 @@ static void *mget_reader(void *arg)
             for (int k = 1; k < MSET_KEYS; k++) {
                 const redisReply *e = r->element[k];
                 bool same = e->type == e0->type &&
-                            (e->type == REDIS_REPLY_NIL || (e->len == e0->len && memcmp(e->str, e0->str, e->len) == 0));
+                            (e->type == REDIS_REPLY_NIL ||
+                             (e->len == e0->len && memcmp(e->str, e0->str, e->len) == 0));
                 if (!same) {
                     char msg[200];
                     snprintf(msg, sizeof(msg), "MGET saw a mix: m:0=%s", e2e_reply_str(e0));
@@ -204,13 +206,14 @@ Test(concurrency, mset_mget_atomic)
     for (int i = 0; i < READERS; i++) {
         pthread_join(rd[i], NULL);
     }
-    cr_assert_eq(atomic_load(&failures), 0, "%d failures, first: %s", atomic_load(&failures), first_failure);
+    cr_assert_eq(atomic_load(&failures), 0, "%d failures, first: %s", atomic_load(&failures),
+                 first_failure);
     cr_assert(atomic_load(&reads_done) >= READERS, "readers did not run");
     /* the final state is one writer's last round everywhere */
     redisContext *c = e2e_connect();
     redisReply *r = e2e_cmd(c, "MGET m:0 m:%d", MSET_KEYS - 1);
-    cr_assert(r->element[0]->type == REDIS_REPLY_STRING && strstr(r->element[0]->str, "-round1499"), "final: %s",
-              e2e_reply_str(r->element[0]));
+    cr_assert(r->element[0]->type == REDIS_REPLY_STRING && strstr(r->element[0]->str, "-round1499"),
+              "final: %s", e2e_reply_str(r->element[0]));
     cr_assert_str_eq(r->element[0]->str, r->element[1]->str);
     freeReplyObject(r);
     redisFree(c);
@@ -264,7 +267,8 @@ Test(concurrency, set_get_many_clients)
     for (int i = 0; i < KV_THREADS; i++) {
         pthread_join(t[i], NULL);
     }
-    cr_assert_eq(atomic_load(&failures), 0, "%d failures, first: %s", atomic_load(&failures), first_failure);
+    cr_assert_eq(atomic_load(&failures), 0, "%d failures, first: %s", atomic_load(&failures),
+                 first_failure);
     redisContext *c = e2e_connect();
     CHECK_INT(c, KV_THREADS * KV_EACH, "DBSIZE");
     redisFree(c);

@@ -92,9 +92,12 @@ Test(expire, options)
     CHECK_INT(c, 0, "EXPIRE nope 100 XX");
     CHECK_INT(c, 0, "EXPIRE nope 100 NX");
     /* errors */
-    CHECK_ERR(c, "ERR NX and XX, GT or LT options at the same time are not compatible", "EXPIRE k 100 NX XX");
-    CHECK_ERR(c, "ERR NX and XX, GT or LT options at the same time are not compatible", "EXPIRE k 100 NX GT");
-    CHECK_ERR(c, "ERR NX and XX, GT or LT options at the same time are not compatible", "PEXPIRE k 100 LT NX");
+    CHECK_ERR(c, "ERR NX and XX, GT or LT options at the same time are not compatible",
+              "EXPIRE k 100 NX XX");
+    CHECK_ERR(c, "ERR NX and XX, GT or LT options at the same time are not compatible",
+              "EXPIRE k 100 NX GT");
+    CHECK_ERR(c, "ERR NX and XX, GT or LT options at the same time are not compatible",
+              "PEXPIRE k 100 LT NX");
     CHECK_ERR(c, "ERR GT and LT options at the same time are not compatible", "EXPIRE k 100 GT LT");
     CHECK_ERR(c, "ERR Unsupported option foo", "EXPIRE k 100 foo");
     CHECK_ERR(c, "ERR Unsupported option BAR", "PEXPIREAT k 100 BAR");
@@ -147,7 +150,8 @@ Test(expire, keys_vanish)
     CHECK_OK(c, "SET keep v");
     redisReply *r = e2e_cmd(c, "EXISTS a b c d e f keep");
     if (e2e_now_ms() - t0 < 250) {
-        cr_assert(r->type == REDIS_REPLY_INTEGER && r->integer == 7, "EXISTS before expiry: %s", e2e_reply_str(r));
+        cr_assert(r->type == REDIS_REPLY_INTEGER && r->integer == 7, "EXISTS before expiry: %s",
+                  e2e_reply_str(r));
     }
     freeReplyObject(r);
     /* past the last 300 ms TTL (set at the latest just before t1) */
@@ -165,7 +169,8 @@ Test(expire, keys_vanish)
     }
     /* expired keys are not listed */
     r = e2e_cmd(c, "KEYS *");
-    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2, "KEYS after expiry: %s", e2e_reply_str(r));
+    cr_assert(r->type == REDIS_REPLY_ARRAY && r->elements == 2, "KEYS after expiry: %s",
+              e2e_reply_str(r));
     freeReplyObject(r);
     /* a full SCAN iteration (COUNT is only a hint) */
     size_t seen = 0;

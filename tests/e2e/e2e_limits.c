@@ -55,7 +55,8 @@ static void proto_error(const char *file, int line, const void *data, size_t len
     cr_assert(got && strcmp(got, want) == 0, "%s:%d: expected \"%s\", got \"%s\"", file, line, want,
               got ? got : "(no reply)");
     free(got);
-    cr_assert(e2e_raw_closed(fd, 3000), "%s:%d: connection not closed after a protocol error", file, line);
+    cr_assert(e2e_raw_closed(fd, 3000), "%s:%d: connection not closed after a protocol error", file,
+              line);
     close(fd);
 }
 #define PROTO_ERROR(data, len, want) proto_error(__FILE__, __LINE__, data, len, want)
@@ -128,7 +129,8 @@ Test(limits, proto_max_bulk_len)
     CHECK_INT(c, (long long)n, "STRLEN k");
     /* values built by APPEND/SETRANGE are held to the same limit */
     CHECK_ERR(c, "ERR string exceeds maximum allowed size (proto-max-bulk-len)", "APPEND k x");
-    CHECK_ERR(c, "ERR string exceeds maximum allowed size (proto-max-bulk-len)", "SETRANGE k 1048576 x");
+    CHECK_ERR(c, "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
+              "SETRANGE k 1048576 x");
     CHECK_INT(c, (long long)n, "STRLEN k");
     free(v);
     redisFree(c);
@@ -173,7 +175,8 @@ Test(limits, output_buffer_limit)
     free(v);
     int fd = e2e_raw_open(e2e_srv.port);
     int small = 0;
-    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)); /* the kernel rounds up to its minimum */
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small,
+               sizeof(small)); /* the kernel rounds up to its minimum */
     const char *get = "*2\r\n$3\r\nGET\r\n$3\r\nbig\r\n";
     int sent = 0;
     for (int i = 0; i < 500; i++) {
@@ -199,7 +202,8 @@ Test(limits, output_buffer_limit)
         }
         total += (size_t)r;
     }
-    cr_assert(closed, "slow reader not disconnected (%d requests sent, %zu bytes read)", sent, total);
+    cr_assert(closed, "slow reader not disconnected (%d requests sent, %zu bytes read)", sent,
+              total);
     cr_assert(total < (size_t)500 * n, "all %zu bytes arrived: no limit applied", total);
     close(fd);
     CHECK_INT(c, (long long)n, "STRLEN big");
@@ -268,7 +272,8 @@ Test(limits, many_connections)
     }
     for (int i = 0; i < N; i++) {
         redisReply *r;
-        cr_assert(redisGetReply(c[i], (void **)&r) == REDIS_OK, "connection %d: %s", i, c[i]->errstr);
+        cr_assert(redisGetReply(c[i], (void **)&r) == REDIS_OK, "connection %d: %s", i,
+                  c[i]->errstr);
         freeReplyObject(r);
     }
     for (int i = 0; i < N; i++) {
@@ -304,8 +309,8 @@ Test(limits, eviction)
         }
     }
     redisReply *r = e2e_cmd(c, "DBSIZE");
-    cr_assert(r->integer > 1000 && r->integer < KEYS, "DBSIZE %lld after writing %d x %d B into 16mb", r->integer,
-              KEYS, VLEN);
+    cr_assert(r->integer > 1000 && r->integer < KEYS,
+              "DBSIZE %lld after writing %d x %d B into 16mb", r->integer, KEYS, VLEN);
     freeReplyObject(r);
     int present = 0;
     for (int i = 0; i < KEYS; i += 16) {
@@ -341,15 +346,21 @@ Test(auth, noauth_and_wrongpass)
     CHECK_ERR(c, "NOAUTH Authentication required.", "SET k v");
     CHECK_ERR(c, "NOAUTH Authentication required.", "CLIENT ID");
     /* Redis checks the command name before authentication */
-    CHECK_ERR(c, "ERR unknown command 'NOSUCHCOMMAND', with args beginning with: ", "NOSUCHCOMMAND");
+    CHECK_ERR(c,
+              "ERR unknown command 'NOSUCHCOMMAND', with args beginning with: ", "NOSUCHCOMMAND");
     CHECK_ERR(c, "WRONGPASS invalid username-password pair or user is disabled.", "AUTH wrong");
-    CHECK_ERR(c, "WRONGPASS invalid username-password pair or user is disabled.", "AUTH default wrong");
-    CHECK_ERR(c, "WRONGPASS invalid username-password pair or user is disabled.", "AUTH nobody secret");
+    CHECK_ERR(c, "WRONGPASS invalid username-password pair or user is disabled.",
+              "AUTH default wrong");
+    CHECK_ERR(c, "WRONGPASS invalid username-password pair or user is disabled.",
+              "AUTH nobody secret");
     CHECK_ERR(c, "ERR syntax error", "AUTH a b c");
-    CHECK_ERR(c, "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO AUTH "
-                 "<user> <pass> option can be used to authenticate the client and select the RESP protocol "
-                 "version at the same time",
-              "HELLO 3");
+    CHECK_ERR(
+        c,
+        "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO "
+        "AUTH "
+        "<user> <pass> option can be used to authenticate the client and select the RESP protocol "
+        "version at the same time",
+        "HELLO 3");
     CHECK_OK(c, "AUTH secret");
     CHECK_OK(c, "SET k v");
     CHECK_STR(c, "v", "GET k");
@@ -378,7 +389,8 @@ Test(auth, hello_auth)
     RAW_EXPECT(fd, "*2\r\n$3\r\nGET\r\n$1\r\nk\r\n", "-NOAUTH Authentication required.\r\n");
     RAW_EXPECT(fd, "*4\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n",
                "-ERR Syntax error in HELLO option 'AUTH'\r\n");
-    const char *hello = "*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$6\r\nsecret\r\n";
+    const char *hello =
+        "*5\r\n$5\r\nHELLO\r\n$1\r\n3\r\n$4\r\nAUTH\r\n$7\r\ndefault\r\n$6\r\nsecret\r\n";
     cr_assert(e2e_raw_send(fd, hello, strlen(hello)));
     size_t n;
     char *r = e2e_raw_reply(fd, &n, 5000);
@@ -410,8 +422,10 @@ Test(auth, no_password_configured)
 {
     start(NULL);
     redisContext *c = e2e_connect();
-    CHECK_ERR(c, "ERR AUTH <password> called without any password configured for the default user. Are you sure "
-                 "your configuration is correct?",
+    CHECK_ERR(c,
+              "ERR AUTH <password> called without any password configured for the default user. "
+              "Are you sure "
+              "your configuration is correct?",
               "AUTH foo");
     CHECK_OK(c, "AUTH default anything");
     /* requirepass set at run time applies to new connections */
@@ -458,13 +472,15 @@ static void signal_answers_then_exits(int sig)
     kill(e2e_srv.pid, sig);
     for (int i = 0; i < 1000; i++) {
         redisReply *r;
-        cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "reply %d lost at shutdown: %s", i, c->errstr);
+        cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "reply %d lost at shutdown: %s", i,
+                  c->errstr);
         cr_assert(r->type == REDIS_REPLY_STATUS, "reply %d: %s", i, e2e_reply_str(r));
         freeReplyObject(r);
     }
     int st = wait_exit(e2e_srv.pid, 10000);
     cr_assert(st != -2, "server still running 10 s after signal %d", sig);
-    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status after signal %d: wait status %d", sig, st);
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "exit status after signal %d: wait status %d",
+              sig, st);
     e2e_srv.pid = 0;
     redisReply *r = redisCommand(c, "PING");
     cr_assert(r == NULL, "connection still answers after exit");

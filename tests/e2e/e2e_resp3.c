@@ -67,7 +67,8 @@ Test(resp3, hello3_map)
     char idpart[96];
     snprintf(idpart, sizeof(idpart), "\r\n$5\r\nproto\r\n:3\r\n$2\r\nid\r\n:%lld\r\n", id);
     cr_assert(strstr(r, idpart), "HELLO 3 proto/id (want id %lld): %s", id, r);
-    const char *tail = "$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n";
+    const char *tail =
+        "$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n";
     cr_assert(n > strlen(tail) && strcmp(r + n - strlen(tail), tail) == 0, "HELLO 3 tail: %s", r);
     free(r);
     /* HELLO with no version replies in the current protocol */
@@ -83,8 +84,9 @@ Test(resp3, hello2_array_and_back)
     expect(fd, "GET nope", "$-1\r\n");
     size_t n;
     char *r = reply(fd, "HELLO 2", &n);
-    cr_assert(strncmp(r, "*14\r\n$6\r\nserver\r\n", 17) == 0 && strstr(r, "\r\n$5\r\nproto\r\n:2\r\n"), "HELLO 2: %s",
-              r);
+    cr_assert(strncmp(r, "*14\r\n$6\r\nserver\r\n", 17) == 0 &&
+                  strstr(r, "\r\n$5\r\nproto\r\n:2\r\n"),
+              "HELLO 2: %s", r);
     free(r);
     r = reply(fd, "HELLO 3", &n);
     cr_assert(strncmp(r, "%7\r\n", 4) == 0);
@@ -155,7 +157,8 @@ Test(resp3, nulls_and_scalars)
         char *p = strstr(r + 5, "\r\n");
         snprintf(cursor, sizeof(cursor), "%.*s", (int)(strstr(p + 2, "\r\n") - (p + 2)), p + 2);
         const char *arr = strstr(p + 2, "\r\n") + 2;
-        cr_assert(strcmp(arr, "*0\r\n") == 0 || strcmp(arr, "*1\r\n$4\r\nonly\r\n") == 0, "SCAN keys: %s", arr);
+        cr_assert(strcmp(arr, "*0\r\n") == 0 || strcmp(arr, "*1\r\n$4\r\nonly\r\n") == 0,
+                  "SCAN keys: %s", arr);
         found += strcmp(arr, "*0\r\n") != 0;
         free(r);
     } while (strcmp(cursor, "0") != 0);
@@ -205,7 +208,8 @@ Test(resp3, verbatim_info)
     cr_assert_eq((size_t)atoll(r + 1), n - (size_t)(p + 2 - r) - 2, "verbatim length");
     free(r);
     r = reply(fd, "CLIENT INFO", &n);
-    cr_assert(strncmp(r, "=", 1) == 0 && strstr(r, "\r\ntxt:id="), "CLIENT INFO in RESP3: %.60s", r);
+    cr_assert(strncmp(r, "=", 1) == 0 && strstr(r, "\r\ntxt:id="), "CLIENT INFO in RESP3: %.60s",
+              r);
     cr_assert(strstr(r, " resp=3"), "CLIENT INFO lacks resp=3: %s", r);
     free(r);
     free(reply(fd, "HELLO 2", &n));
@@ -224,7 +228,8 @@ Test(resp3, command_info_and_docs)
     const char *head = "*1\r\n*10\r\n$3\r\nget\r\n:2\r\n~";
     cr_assert(strncmp(r, head, strlen(head)) == 0, "COMMAND INFO get (flags as a set): %s", r);
     cr_assert(strstr(r, "+readonly\r\n"), "COMMAND INFO get flags: %s", r);
-    cr_assert(strstr(r, ":1\r\n:1\r\n:1\r\n~"), "COMMAND INFO get key positions / categories: %s", r);
+    cr_assert(strstr(r, ":1\r\n:1\r\n:1\r\n~"), "COMMAND INFO get key positions / categories: %s",
+              r);
     free(r);
     expect(fd, "COMMAND INFO nosuch", "*1\r\n_\r\n");
     r = reply(fd, "COMMAND DOCS get", &n);

@@ -108,16 +108,23 @@ Test(strings, set_options)
 Test(strings, set_errors)
 {
     redisContext *c = e2e_connect();
-    const char *syntax[] = {"SET k v NX XX",     "SET k v EX 10 PX 100",   "SET k v EX 10 PXAT 10",
-                            "SET k v KEEPTTL EX 10", "SET k v PX 10 KEEPTTL", "SET k v EXAT 10 PXAT 10",
-                            "SET k v FOO",       "SET k v EX",             "SET k v NX NX FOO",
-                            "SET k v GET GET FOO", "SET k v XX NX"};
+    const char *syntax[] = {"SET k v NX XX",         "SET k v EX 10 PX 100",
+                            "SET k v EX 10 PXAT 10", "SET k v KEEPTTL EX 10",
+                            "SET k v PX 10 KEEPTTL", "SET k v EXAT 10 PXAT 10",
+                            "SET k v FOO",           "SET k v EX",
+                            "SET k v NX NX FOO",     "SET k v GET GET FOO",
+                            "SET k v XX NX"};
     for (size_t i = 0; i < sizeof(syntax) / sizeof(*syntax); i++) {
         CHECK_ERR(c, "ERR syntax error", syntax[i]);
     }
-    const char *expire[] = {"SET k v EX 0",   "SET k v EX -1",  "SET k v PX 0",
-                            "SET k v PX -5",  "SET k v EXAT 0", "SET k v PXAT -1",
-                            "SET k v EX 9999999999999999", "SET k v PX 9223372036854775807"};
+    const char *expire[] = {"SET k v EX 0",
+                            "SET k v EX -1",
+                            "SET k v PX 0",
+                            "SET k v PX -5",
+                            "SET k v EXAT 0",
+                            "SET k v PXAT -1",
+                            "SET k v EX 9999999999999999",
+                            "SET k v PX 9223372036854775807"};
     for (size_t i = 0; i < sizeof(expire) / sizeof(*expire); i++) {
         CHECK_ERR(c, "ERR invalid expire time in 'set' command", expire[i]);
     }
@@ -212,10 +219,12 @@ Test(strings, mget_mset_msetnx)
     const char *want[] = {"1", NULL, "2", "3", "1"};
     for (int i = 0; i < 5; i++) {
         if (want[i]) {
-            cr_assert(r->element[i]->type == REDIS_REPLY_STRING && strcmp(r->element[i]->str, want[i]) == 0,
+            cr_assert(r->element[i]->type == REDIS_REPLY_STRING &&
+                          strcmp(r->element[i]->str, want[i]) == 0,
                       "MGET[%d] = %s", i, e2e_reply_str(r->element[i]));
         } else {
-            cr_assert_eq(r->element[i]->type, REDIS_REPLY_NIL, "MGET[%d] = %s", i, e2e_reply_str(r->element[i]));
+            cr_assert_eq(r->element[i]->type, REDIS_REPLY_NIL, "MGET[%d] = %s", i,
+                         e2e_reply_str(r->element[i]));
         }
     }
     freeReplyObject(r);
@@ -267,15 +276,16 @@ Test(strings, append_strlen_ranges)
     /* zero padding */
     CHECK_INT(c, 5, "SETRANGE pad 3 ab");
     redisReply *r = e2e_cmd(c, "GET pad");
-    cr_assert(r->type == REDIS_REPLY_STRING && r->len == 5 && memcmp(r->str, "\0\0\0ab", 5) == 0, "GET pad: %s",
-              e2e_reply_str(r));
+    cr_assert(r->type == REDIS_REPLY_STRING && r->len == 5 && memcmp(r->str, "\0\0\0ab", 5) == 0,
+              "GET pad: %s", e2e_reply_str(r));
     freeReplyObject(r);
     /* an empty SETRANGE on a missing key creates nothing */
     CHECK_INT(c, 0, "SETRANGE none 5 %b", "", (size_t)0);
     CHECK_INT(c, 0, "EXISTS none");
     CHECK_INT(c, 13, "SETRANGE k 100 %b", "", (size_t)0);
     CHECK_ERR(c, "ERR offset is out of range", "SETRANGE k -1 x");
-    CHECK_ERR(c, "ERR string exceeds maximum allowed size (proto-max-bulk-len)", "SETRANGE k 536870911 xx");
+    CHECK_ERR(c, "ERR string exceeds maximum allowed size (proto-max-bulk-len)",
+              "SETRANGE k 536870911 xx");
     CHECK_ERR(c, "ERR value is not an integer or out of range", "SETRANGE k x y");
     CHECK_ERR(c, "ERR wrong number of arguments for 'append' command", "APPEND k");
     CHECK_ERR(c, "ERR wrong number of arguments for 'strlen' command", "STRLEN");
@@ -359,13 +369,14 @@ Test(strings, binary_values)
     size_t kl = sizeof(key) - 1, vl = sizeof(val) - 1;
     CHECK_OK(c, "SET %b %b", key, kl, val, vl);
     redisReply *r = e2e_cmd(c, "GET %b", key, kl);
-    cr_assert(r->type == REDIS_REPLY_STRING && r->len == vl && memcmp(r->str, val, vl) == 0, "binary GET: %s",
-              e2e_reply_str(r));
+    cr_assert(r->type == REDIS_REPLY_STRING && r->len == vl && memcmp(r->str, val, vl) == 0,
+              "binary GET: %s", e2e_reply_str(r));
     freeReplyObject(r);
     CHECK_INT(c, (long long)vl, "STRLEN %b", key, kl);
     CHECK_NIL(c, "GET %b", key, (size_t)1); /* "k" is another key */
     r = e2e_cmd(c, "KEYS *");
-    cr_assert(r->elements == 1 && r->element[0]->len == kl && memcmp(r->element[0]->str, key, kl) == 0);
+    cr_assert(r->elements == 1 && r->element[0]->len == kl &&
+              memcmp(r->element[0]->str, key, kl) == 0);
     freeReplyObject(r);
     /* every byte value */
     char all[256];
@@ -380,7 +391,8 @@ Test(strings, binary_values)
     freeReplyObject(r);
     CHECK_INT(c, 256 + 3, "APPEND %b %b", all, sizeof(all), "\0\r\n", (size_t)3);
     r = e2e_cmd(c, "GETRANGE %b 254 -1", all, sizeof(all));
-    cr_assert(r->len == 5 && memcmp(r->str, "\xfe\xff\0\r\n", 5) == 0, "GETRANGE: %s", e2e_reply_str(r));
+    cr_assert(r->len == 5 && memcmp(r->str, "\xfe\xff\0\r\n", 5) == 0, "GETRANGE: %s",
+              e2e_reply_str(r));
     freeReplyObject(r);
     redisFree(c);
 }
@@ -394,8 +406,8 @@ static void big_roundtrip(size_t n)
     }
     CHECK_OK(c, "SET big %b", v, n);
     redisReply *r = e2e_cmd(c, "GET big");
-    cr_assert(r->type == REDIS_REPLY_STRING && r->len == n && memcmp(r->str, v, n) == 0, "GET of %zu bytes: %s",
-              n, e2e_reply_str(r));
+    cr_assert(r->type == REDIS_REPLY_STRING && r->len == n && memcmp(r->str, v, n) == 0,
+              "GET of %zu bytes: %s", n, e2e_reply_str(r));
     freeReplyObject(r);
     CHECK_INT(c, (long long)n, "STRLEN big");
     r = e2e_cmd(c, "GETRANGE big %lld %lld", (long long)n / 2, (long long)n / 2 + 99);
@@ -445,7 +457,8 @@ Test(strings, pipeline_100k)
     long long incrs = 0;
     for (int i = 0; i < n; i++) {
         redisReply *r = NULL;
-        cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "reply %d: connection error %s", i, c->errstr);
+        cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "reply %d: connection error %s", i,
+                  c->errstr);
         bool ok;
         char want[32];
         switch (i % 4) {
@@ -457,7 +470,8 @@ Test(strings, pipeline_100k)
         case 2: ok = r->type == REDIS_REPLY_INTEGER && r->integer == ++incrs; break;
         default: ok = r->type == REDIS_REPLY_NIL; break;
         }
-        cr_assert(ok, "pipeline reply %d (cmd kind %d) out of order or wrong: %s", i, i % 4, e2e_reply_str(r));
+        cr_assert(ok, "pipeline reply %d (cmd kind %d) out of order or wrong: %s", i, i % 4,
+                  e2e_reply_str(r));
         freeReplyObject(r);
     }
     CHECK_INT(c, n / 4 + 1, "DBSIZE"); /* p:0, p:4, ... and counter */
