@@ -329,15 +329,16 @@ Test(rt, stalled_cache_costs_one_timeout)
     cr_assert_eq(cudis_rt_get(rt, 10, ids, rows, found), 0); /* opens the connection */
     cudis_conn *c;
     cr_assert_eq(cudis_pool_acquire(p, 1000, &c), 0);
-    cudis_conn_set_timeout(c, 500);
+    cudis_conn_set_timeout(c, 1500);
     cudis_pool_release(p, c);
     kill(S.pid, SIGSTOP);
     uint64_t t0 = cudis_mono_ns();
     cr_assert_eq(cudis_rt_get(rt, 10, ids, rows, found), 0);
     double ms = (double)(cudis_mono_ns() - t0) / 1e6;
     kill(S.pid, SIGCONT);
-    /* one 500 ms timeout on the lookup, no second wait on the write-back */
-    cr_assert(ms >= 450 && ms < 1000, "took %.0f ms", ms);
+    /* one 1.5 s timeout on the lookup, no second wait on the write-back
+     * (two would take >= 3 s) */
+    cr_assert(ms >= 1400 && ms < 3000, "took %.0f ms", ms);
     for (int i = 0; i < 10; i++) {
         cr_assert_eq(found[i], CUDIS_ROW_MISS);
         expect_row(rows + i * RB, ids[i]);
