@@ -379,16 +379,6 @@ bool ccht_unlink_chunk(ccht *t, uint64_t off, int64_t now_ms, ccht_ctx *cx)
  * The executor
  * ---------------------------------------------------------------------- */
 
-/* Reserve n bytes of the batch's out buffer; returns where. A batch is run
- * by one executor at a time (the engine's pool gives each worker its own
- * cudis_batch), so a load and a store do: no locked RMW per value. */
-static uint64_t out_reserve(cudis_batch *b, uint32_t n)
-{
-    uint64_t at = __atomic_load_n(&b->out_len, __ATOMIC_RELAXED);
-    __atomic_store_n(&b->out_len, at + n, __ATOMIC_RELAXED);
-    return at;
-}
-
 static bool op_is_read_only(const cudis_op *op)
 {
     switch (op->code) {
@@ -474,7 +464,7 @@ static void exec_read(ccht *t, cudis_batch *b, const cudis_op *op, cudis_result 
         if (plan.return_old) {
             uint32_t need = cur.val_len;
             if (!have_rsv || need > rsv_len) {
-                uint64_t at = out_reserve(b, need);
+                uint64_t at = __atomic_fetch_add(&b->out_len, need, __ATOMIC_RELAXED);
                 if (at + need > b->out_cap) {
                     res->status = CUDIS_E_OUTBUF;
                     res->val_len = need;
@@ -601,7 +591,7 @@ static void exec_write(ccht *t, cudis_batch *b, const cudis_op *op, cudis_result
 
         if (plan.return_old) {
             uint32_t need = cur.val_len;
-            uint64_t at = out_reserve(b, need);
+            uint64_t at = __atomic_fetch_add(&b->out_len, need, __ATOMIC_RELAXED);
             if (at + need > b->out_cap) {
                 if (new_off != UINT64_MAX) {
                     ccht_arena_free(t, new_off);

@@ -53,10 +53,7 @@ void ccht_destroy(ccht *t);
 
 /* Run a batch (see cudis_op.h): one result per op in batch->res, values
  * packed into batch->out. Returns CUDIS_OK (per-op errors are in
- * res[i].status). Ops of one batch are run in order on the calling thread;
- * many threads may execute different batches at once, but one cudis_batch
- * is run by one call at a time (its out_len is advanced without locked
- * instructions). */
+ * res[i].status). Ops of one batch are run in order on the calling thread. */
 int ccht_execute(ccht *t, cudis_batch *batch);
 
 /* ---- single-key wrappers (clock: cudis_now_ms()) ---------------------- */
