@@ -1037,6 +1037,12 @@ void cmd_keys(conn *c, int argc, char **argv, uint32_t *lens)
     scan_ctx s = {.pat = argv[1], .plen = lens[1]};
     s.all = lens[1] == 1 && argv[1][0] == '*';
     uint64_t cur = 0;
+    cudis_stats st;
+    engine_stats(srv.eng, &st);
+    if (st.items == 0) { /* the walk costs the index size, not the key count */
+        resp_array(&c->out, 0);
+        return;
+    }
     int64_t now = cudis_now_ms();
     do {
         uint64_t next = 0;
@@ -1094,6 +1100,12 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
     }
     /* Like Redis, return about COUNT keys per call: keep walking the index
      * (a bounded amount) until that many were found or the scan is done. */
+    cudis_stats st;
+    engine_stats(srv.eng, &st);
+    if (st.items == 0) {
+        sbuf_add(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
+        return;
+    }
     uint64_t next = cur;
     uint32_t step = (uint32_t)(count > 100000 ? 100000 : count);
     uint64_t work = 0;
