@@ -57,7 +57,7 @@ static void *writer(void *arg)
             }
         }
         cudis_conn *c;
-        CHECK(cudis_pool_acquire(P, 5000, &c) == 0);
+        CHECK(cudis_pool_acquire(P, 20000, &c) == 0);
         int rc = cudis_vset(c, T2, 100, ids, rows, it % 2 ? 60000 : 0, NULL, NULL);
         if (rc) {
             fprintf(stderr, "vset: %s\n", cudis_conn_errstr(c));
@@ -125,6 +125,7 @@ int main(void)
     cudis_rt_options_default(&ro);
     ro.window_ids = 600;
     ro.hit_threshold = 0.75;
+    ro.pool_wait_ms = 20000; /* 9 threads share 3 connections on a possibly loaded machine */
     RT = cudis_rt_create(P, T, loader, NULL, &ro, NULL, 0);
     CHECK(P && T && T2 && RT);
     pthread_t th[8];
