@@ -72,8 +72,12 @@ CUDIS_HD static inline void cudis_store_relaxed_u64(uint64_t *p, uint64_t v)
 CUDIS_HD static inline int cudis_cas_u64(uint64_t *p, uint64_t expected, uint64_t desired)
 {
 #if CUDIS_DEVICE_CODE
-    return atomicCAS((unsigned long long *)p, (unsigned long long)expected,
-                     (unsigned long long)desired) == (unsigned long long)expected;
+    /* atomicCAS is relaxed: fence after it so a won lock orders the loads
+     * that follow (acquire) as the host's ACQ_REL does. */
+    int won = atomicCAS((unsigned long long *)p, (unsigned long long)expected,
+                        (unsigned long long)desired) == (unsigned long long)expected;
+    __threadfence();
+    return won;
 #else
     return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL,
                                        __ATOMIC_ACQUIRE);
@@ -135,7 +139,9 @@ CUDIS_HD static inline void cudis_store_relaxed_u32(uint32_t *p, uint32_t v)
 CUDIS_HD static inline int cudis_cas_u32(uint32_t *p, uint32_t expected, uint32_t desired)
 {
 #if CUDIS_DEVICE_CODE
-    return atomicCAS(p, expected, desired) == expected;
+    int won = atomicCAS(p, expected, desired) == expected;
+    __threadfence();
+    return won;
 #else
     return __atomic_compare_exchange_n(p, &expected, desired, 0, __ATOMIC_ACQ_REL,
                                        __ATOMIC_ACQUIRE);

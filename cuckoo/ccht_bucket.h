@@ -191,21 +191,29 @@ CUDIS_HD static inline bool ccht_bkt_trylock(const ccht_view *v, uint64_t b)
     return (x & CCHT_VER_LOCK) == 0 && cudis_cas_u64(ver, x, x | CCHT_VER_LOCK);
 }
 
+/* One step of a spin wait. On the host, after 256 steps let a preempted
+ * lock holder run; on the device just pause. */
+CUDIS_HD static inline void ccht_backoff(unsigned *spins)
+{
+    CCHT_PAUSE();
+#if !CUDIS_DEVICE_CODE
+    if (++*spins >= 256) {
+        sched_yield();
+        *spins = 0;
+    }
+#else
+    (void)spins;
+#endif
+}
+
 /* Spin until the bucket is ours. The caller must hold no bucket with a
  * higher index (lock order), or use ccht_pair_lock. */
 CUDIS_HD static inline void ccht_bkt_lock(const ccht_view *v, uint64_t b)
 {
     unsigned spins = 0;
     while (!ccht_bkt_trylock(v, b)) {
-        CCHT_PAUSE();
-#if !CUDIS_DEVICE_CODE
-        if (++spins >= 256) { /* the holder may be preempted: let it run */
-            sched_yield();
-            spins = 0;
-        }
-#endif
+        ccht_backoff(&spins);
     }
-    (void)spins;
 }
 
 /* Release a bucket we hold; the version ends 2 above where it started. */
@@ -242,15 +250,8 @@ CUDIS_HD static inline uint64_t ccht_read_begin(const ccht_view *v, uint64_t b)
     uint64_t x;
     unsigned spins = 0;
     while ((x = cudis_load_acq_u64(ccht_bkt_version(v, b))) & CCHT_VER_LOCK) {
-        CCHT_PAUSE();
-#if !CUDIS_DEVICE_CODE
-        if (++spins >= 256) {
-            sched_yield();
-            spins = 0;
-        }
-#endif
+        ccht_backoff(&spins);
     }
-    (void)spins;
     return x;
 }
 
