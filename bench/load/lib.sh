@@ -17,10 +17,16 @@ if [[ -z ${SERVER_CPUS+x} ]]; then
 fi
 LOAD_CPUS=${LOAD_CPUS:-}
 
-pin() { # pin CPUS cmd... (no pinning when CPUS is empty)
+pin() { # pin CPUS cmd... (no pinning when CPUS is empty); foreground use only
   local cpus=$1; shift
   if [[ -n $cpus ]] && command -v taskset >/dev/null; then taskset -c "$cpus" "$@"; else "$@"; fi
 }
+
+# The command prefix that pins to the server CPUs. Servers are started as
+# "${SERVER_PIN[@]}" binary ... & (not through a shell function, which would
+# put a subshell between $! and the server: killing $! would orphan it).
+SERVER_PIN=(env)
+if [[ -n $SERVER_CPUS ]] && command -v taskset >/dev/null; then SERVER_PIN=(taskset -c "$SERVER_CPUS"); fi
 
 free_port() {
   python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
@@ -46,17 +52,17 @@ start_server() {
   local log=$OUT/server-$name.log
   case $name in
     cudis)
-      pin "$SERVER_CPUS" "$CUDIS_SERVER" --port "$port" --bind 127.0.0.1 --maxmemory "${mem}mb" \
+      "${SERVER_PIN[@]}" "$CUDIS_SERVER" --port "$port" --bind 127.0.0.1 --maxmemory "${mem}mb" \
         --engine "${CUDIS_ENGINE:-cpu}" "$@" >"$log" 2>&1 &
       SRV_PROTO[$name]=resp ;;
     redis)
       # a private, empty --dir: redis-server loads any dump.rdb found in its directory
       rm -rf "$OUT/redis-dir"; mkdir -p "$OUT/redis-dir"
-      pin "$SERVER_CPUS" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --maxmemory "${mem}mb" \
+      "${SERVER_PIN[@]}" "$REDIS_SERVER" --port "$port" --bind 127.0.0.1 --maxmemory "${mem}mb" \
         --maxmemory-policy allkeys-lru --save '' --appendonly no --dir "$OUT/redis-dir" "$@" >"$log" 2>&1 &
       SRV_PROTO[$name]=resp ;;
     memcached)
-      pin "$SERVER_CPUS" "$MEMCACHED" -u "$(id -un)" -l 127.0.0.1 -p "$port" -m "$mem" \
+      "${SERVER_PIN[@]}" "$MEMCACHED" -u "$(id -un)" -l 127.0.0.1 -p "$port" -m "$mem" \
         -t "$MC_THREADS" -c 4096 "$@" >"$log" 2>&1 &
       SRV_PROTO[$name]=memcache ;;
   esac
