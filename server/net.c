@@ -473,7 +473,8 @@ static void process_input(conn *c)
             c->flags |= CONN_CLOSE_AFTER_REPLY;
             break;
         }
-        lp->st.commands++;
+        /* read by loop 0's cron for instantaneous_ops_per_sec */
+        __atomic_store_n(&lp->st.commands, lp->st.commands + 1, __ATOMIC_RELAXED);
         cmd_dispatch(c, c->rp.argc, c->rp.argv, c->rp.arg_len);
         batcher *b = &lp->b;
         if (b->nops >= (uint32_t)srv.cfg.batch_max_ops) {
@@ -689,7 +690,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         uint64_t ns = cudis_mono_ns();
         uint64_t total = 0;
         for (int i = 0; i < srv.nloops; i++) {
-            total += srv.loops[i].st.commands;
+            total += __atomic_load_n(&srv.loops[i].st.commands, __ATOMIC_RELAXED);
         }
         if (srv.ops_sample_ns) {
             double dt = (double)(ns - srv.ops_sample_ns) / 1e9;
@@ -1100,6 +1101,12 @@ int server_start(void)
     if (srv.cfg.unixsocket && srv.cfg.unixsocket[0]) {
         unlink(srv.cfg.unixsocket);
     }
+    event_free(shutdown_ev);
+    shutdown_ev = NULL;
+    for (int i = 0; i < 2; i++) {
+        event_free(srv.sig_ev[i]);
+        srv.sig_ev[i] = NULL;
+    }
     for (int i = 0; i < srv.nloops; i++) {
         loop *lp = &srv.loops[i];
         event_free(lp->flush_ev);
@@ -1111,7 +1118,6 @@ int server_start(void)
         free(lp->st.cmds);
         event_base_free(lp->base);
     }
-    event_free(shutdown_ev);
     free(srv.loops);
     srv.loops = NULL;
     log_msg(LL_WARNING, "cudis is now ready to exit, bye bye...");
