@@ -98,13 +98,15 @@ static bool valid_name(const char *s, uint32_t n)
     return true;
 }
 
-static void set_str(char **dst, const char *s, uint32_t n)
+/* Names are read by CLIENT LIST from other loops under the owner's lock. */
+static void set_str(conn *c, char **dst, const char *s, uint32_t n)
 {
-    free(*dst);
-    *dst = NULL;
-    if (n > 0) {
-        *dst = strndup(s, n);
-    }
+    char *v = n > 0 ? strndup(s, n) : NULL;
+    pthread_mutex_lock(&c->lp->lock);
+    char *old = *dst;
+    *dst = v;
+    pthread_mutex_unlock(&c->lp->lock);
+    free(old);
 }
 
 static H(cmd_hello)
@@ -156,7 +158,7 @@ static H(cmd_hello)
         return;
     }
     if (name >= 0) {
-        set_str(&c->name, argv[name], lens[name]);
+        set_str(c, &c->name, argv[name], lens[name]);
     }
     if (ver) {
         c->proto = (int)ver;
@@ -293,8 +295,7 @@ static H(cmd_reset)
 {
     UNUSED3;
     c->proto = 2;
-    free(c->name);
-    c->name = NULL;
+    set_str(c, &c->name, NULL, 0);
     c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';
     resp_status(&c->out, "RESET");
 }
@@ -342,7 +343,7 @@ static H(cmd_client_setname)
         conn_error(c, "ERR Client names cannot contain spaces, newlines or special characters.");
         return;
     }
-    set_str(&c->name, argv[2], lens[2]);
+    set_str(c, &c->name, argv[2], lens[2]);
     reply_ok(c);
 }
 
@@ -359,7 +360,7 @@ static H(cmd_client_setinfo)
                     lib ? "lib-name" : "lib-ver");
         return;
     }
-    set_str(lib ? &c->lib_name : &c->lib_ver, argv[3], lens[3]);
+    set_str(c, lib ? &c->lib_name : &c->lib_ver, argv[3], lens[3]);
     reply_ok(c);
 }
 
