@@ -214,11 +214,23 @@ Test(limits, maxclients)
 {
     const char *o[] = {"--maxclients", "3", NULL};
     start(o);
-    e2e_sleep_ms(200); /* let the readiness probe's connection go */
     redisContext *c[3];
     for (int i = 0; i < 3; i++) {
-        c[i] = e2e_connect();
-        CHECK_STATUS(c[i], "PONG", "PING");
+        /* the readiness probe's connection may not be gone yet: retry */
+        for (int tries = 0;; tries++) {
+            c[i] = e2e_connect();
+            redisReply *r = e2e_cmd(c[i], "PING");
+            bool full = r->type == REDIS_REPLY_ERROR && strstr(r->str, "max number of clients");
+            cr_assert(full || (r->type == REDIS_REPLY_STATUS && strcmp(r->str, "PONG") == 0),
+                      "PING on connection %d: %s", i, e2e_reply_str(r));
+            freeReplyObject(r);
+            if (!full) {
+                break;
+            }
+            redisFree(c[i]);
+            cr_assert(tries < 50, "connection %d of 3 refused for 5 s with maxclients 3", i);
+            e2e_sleep_ms(100);
+        }
     }
     int fd = e2e_raw_open(e2e_srv.port);
     RAW_EXPECT(fd, NULL, "-ERR max number of clients reached\r\n");
@@ -459,7 +471,7 @@ static void signal_answers_then_exits(int sig)
 {
     start(NULL);
     redisContext *c = e2e_connect();
-    /* write 1000 commands, give the server time to take them, then signal */
+    /* write 1000 commands without reading the replies */
     for (int i = 0; i < 1000; i++) {
         redisAppendCommand(c, "SET s:%d %d", i, i);
     }
@@ -468,7 +480,20 @@ static void signal_answers_then_exits(int sig)
     while (!done) {
         cr_assert(redisBufferWrite(c, &done) == REDIS_OK);
     }
-    e2e_sleep_ms(300);
+    /* wait until the server has taken them all (the replies may still be
+     * queued), then signal */
+    redisContext *watch = e2e_connect();
+    long long n = 0;
+    for (int tries = 0; tries < 500 && n < 1000; tries++) {
+        redisReply *r = e2e_cmd(watch, "DBSIZE");
+        n = r->integer;
+        freeReplyObject(r);
+        if (n < 1000) {
+            e2e_sleep_ms(10);
+        }
+    }
+    cr_assert_eq(n, 1000, "the server did not execute 1000 pipelined SETs in 5 s");
+    redisFree(watch);
     kill(e2e_srv.pid, sig);
     for (int i = 0; i < 1000; i++) {
         redisReply *r;
