@@ -37,6 +37,7 @@ typedef struct srv_config {
     long long maxmemory;
     char *engine;
     long long engine_threads;
+    long long engine_item_bytes;
     long long engine_ways;
     long long io_threads;
     long long batch_max_ops;

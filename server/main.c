@@ -132,6 +132,7 @@ int server_main(int argc, char **argv)
     ec.memory_bytes = (uint64_t)srv.cfg.maxmemory;
     ec.threads = (uint32_t)srv.cfg.engine_threads;
     ec.ways = (uint32_t)srv.cfg.engine_ways;
+    ec.expected_item_bytes = (uint32_t)srv.cfg.engine_item_bytes;
     ec.allow_empty_key = true;
     long long mv = srv.cfg.proto_max_bulk_len;
     if (mv > srv.cfg.maxmemory / 2) {
