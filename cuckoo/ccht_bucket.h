@@ -112,64 +112,12 @@ CUDIS_HD static inline uint64_t ccht_fastrange(uint64_t x, uint64_t n)
 #endif
 }
 
-/* n (0..8) bytes at p as a little-endian number: cudis_read_le, with
- * word loads on little-endian hosts. */
-CUDIS_HD static inline uint64_t ccht_read_le(const uint8_t *p, uint32_t n)
-{
-#if CUDIS_DEVICE_CODE || !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-    return cudis_read_le(p, (int)n);
-#else
-    if (n == 8) {
-        uint64_t v;
-        memcpy(&v, p, 8);
-        return v;
-    }
-    if (n >= 4) {
-        uint32_t lo, hi;
-        memcpy(&lo, p, 4);
-        memcpy(&hi, p + n - 4, 4);
-        return (uint64_t)lo | ((uint64_t)hi << (8 * (n - 4)));
-    }
-    uint64_t v = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        v |= (uint64_t)p[i] << (8 * i);
-    }
-    return v;
-#endif
-}
-
-/* cudis_hash(data, len, seed), bit for bit (tests/cuckoo checks it), with
- * word loads: the byte-at-a-time reads cost a third of a host lookup. */
-CUDIS_HD static inline uint64_t ccht_hash(const uint8_t *p, uint64_t len, uint64_t seed)
-{
-#if CUDIS_DEVICE_CODE
-    return cudis_hash(p, len, seed);
-#else
-    const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
-                   k2 = 0x8ebc6af09c88c6e3ULL;
-    uint64_t h = seed ^ cudis_mix64(seed ^ k0, k1) ^ len;
-    while (len > 16) {
-        h = cudis_mix64(ccht_read_le(p, 8) ^ k1, ccht_read_le(p + 8, 8) ^ h);
-        p += 16;
-        len -= 16;
-    }
-    uint64_t a = 0, b = 0;
-    if (len > 8) {
-        a = ccht_read_le(p, 8);
-        b = ccht_read_le(p + 8, (uint32_t)len - 8);
-    } else {
-        a = ccht_read_le(p, (uint32_t)len);
-    }
-    return cudis_mix64(k2 ^ len, cudis_mix64(a ^ k1, b ^ h));
-#endif
-}
-
 /* Candidate buckets and fingerprint of a key. */
 CUDIS_HD static inline ccht_hkey ccht_hash_key(const ccht_view *v, const uint8_t *key,
                                                uint32_t key_len)
 {
     ccht_hkey hk;
-    uint64_t h = ccht_hash(key, key_len, v->seed);
+    uint64_t h = cudis_hash(key, key_len, v->seed);
     uint64_t h2 = cudis_mix64(h ^ 0x9e3779b97f4a7c15ull, 0xd6e8feb86659fd93ull);
     hk.b1 = ccht_fastrange(h, v->n_buckets);
     hk.b2 = ccht_fastrange(h2, v->n_buckets);

@@ -266,3 +266,49 @@ Test(hash, deterministic_and_seeded)
     cr_assert_neq(cudis_hash("a", 1, 0), cudis_hash("b", 1, 0));
     cr_assert_neq(cudis_hash("", 0, 0), cudis_hash("\0", 1, 0));
 }
+
+/* cudis_hash as first written, one byte at a time: the word loads the host
+ * uses must give the same bits (the GPU reads bytes). */
+static uint64_t ref_read_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++) {
+        v |= (uint64_t)p[i] << (8 * i);
+    }
+    return v;
+}
+
+static uint64_t ref_hash(const uint8_t *p, uint64_t len, uint64_t seed)
+{
+    const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
+                   k2 = 0x8ebc6af09c88c6e3ULL;
+    uint64_t h = seed ^ cudis_mix64(seed ^ k0, k1) ^ len;
+    while (len > 16) {
+        h = cudis_mix64(ref_read_le(p, 8) ^ k1, ref_read_le(p + 8, 8) ^ h);
+        p += 16;
+        len -= 16;
+    }
+    uint64_t a = 0, b = 0;
+    if (len > 8) {
+        a = ref_read_le(p, 8);
+        b = ref_read_le(p + 8, (int)len - 8);
+    } else {
+        a = ref_read_le(p, (int)len);
+    }
+    return cudis_mix64(k2 ^ len, cudis_mix64(a ^ k1, b ^ h));
+}
+
+Test(hash, word_loads_equal_byte_loads)
+{
+    uint8_t buf[200];
+    for (int i = 0; i < 200; i++) {
+        buf[i] = (uint8_t)(i * 131 + 7);
+    }
+    for (uint32_t len = 0; len <= 100; len++) {
+        for (uint32_t off = 0; off < 8; off++) {
+            uint64_t seed = 0x1234567ull * (len + 1);
+            cr_assert_eq(cudis_hash(buf + off, len, seed), ref_hash(buf + off, len, seed),
+                         "len %u off %u", len, off);
+        }
+    }
+}

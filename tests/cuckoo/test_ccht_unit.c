@@ -688,21 +688,6 @@ Test(ccht, store_ops_table)
     ccht_store_ops.destroy(s);
 }
 
-Test(ccht, fast_hash_equals_cudis_hash)
-{
-    uint8_t buf[200];
-    for (int i = 0; i < 200; i++) {
-        buf[i] = (uint8_t)(i * 131 + 7);
-    }
-    for (uint32_t len = 0; len <= 100; len++) {
-        for (uint32_t off = 0; off < 8; off++) {
-            uint64_t seed = 0x1234567ull * (len + 1);
-            cr_assert_eq(ccht_hash(buf + off, len, seed), cudis_hash(buf + off, len, seed),
-                         "len %u off %u", len, off);
-        }
-    }
-}
-
 Test(ccht, page_moves_follow_value_sizes)
 {
     /* Fill all memory with small items, then switch to large ones: the
