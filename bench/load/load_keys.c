@@ -5,6 +5,7 @@
 #include "load_keys.h"
 
 #include "cudis_err.h"
+#include "cudis_rng.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -12,43 +13,19 @@
 
 /* ---------------------------------------------------------------- rng */
 
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
 void load_rng_seed(struct load_rng *r, uint64_t seed)
 {
-    for (int i = 0; i < 4; i++) {
-        r->s[i] = splitmix64(&seed);
-    }
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
+    cudis_rng_seed(r->s, seed);
 }
 
 uint64_t load_rng_next(struct load_rng *r)
 {
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
+    return cudis_rng_next(r->s);
 }
 
 double load_rng_double(struct load_rng *r)
 {
-    return (double)(load_rng_next(r) >> 11) * 0x1.0p-53;
+    return cudis_rng_double(r->s);
 }
 
 uint64_t load_rng_below(struct load_rng *r, uint64_t n)

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 
 #include "cudis_err.h"
+#include "cudis_rng.h"
 
 static int fail(char *why, size_t why_len, int code, const char *fmt, ...)
 {
@@ -327,35 +328,17 @@ int sim_trace_finish(sim_trace *t)
 
 void sim_rng_seed(sim_rng *r, uint64_t seed)
 {
-    uint64_t x = seed;
-    for (int i = 0; i < 4; i++) {
-        x += 0x9e3779b97f4a7c15ull;
-        r->s[i] = sim_mix64(x);
-    }
-}
-
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
+    cudis_rng_seed(r->s, seed);
 }
 
 uint64_t sim_rng_next(sim_rng *r)
 {
-    uint64_t *s = r->s;
-    uint64_t res = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return res;
+    return cudis_rng_next(r->s);
 }
 
 double sim_rng_double(sim_rng *r)
 {
-    return (double)(sim_rng_next(r) >> 11) * 0x1.0p-53;
+    return cudis_rng_double(r->s);
 }
 
 int sim_zipf_init(sim_zipf *z, uint64_t n, double s)
