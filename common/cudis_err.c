@@ -22,6 +22,7 @@ const char *cudis_strerror(int err)
     case CUDIS_E_TIMEOUT: return "timed out";
     case CUDIS_E_PROTO: return "protocol error";
     case CUDIS_E_BUSY: return "busy";
+    case CUDIS_E_DEVFAIL: return "device failed";
     default: return "unknown error";
     }
 }

@@ -28,6 +28,7 @@ enum cudis_err {
     CUDIS_E_TIMEOUT = -15,    /* timed out */
     CUDIS_E_PROTO = -16,      /* protocol error from a peer */
     CUDIS_E_BUSY = -17,       /* resource busy, retry later */
+    CUDIS_E_DEVFAIL = -18,    /* the device failed (fault, hung kernel): the engine is unusable */
 };
 
 /* Short English text for an error code; never NULL. */

@@ -12,6 +12,9 @@
 #define CUDIS_HD_H
 
 #include <stdint.h>
+#if !defined(__CUDA_ARCH__)
+#include <time.h>
+#endif
 
 #ifdef __CUDACC__
 #define CUDIS_HD __host__ __device__
@@ -93,6 +96,24 @@ CUDIS_HD static inline uint64_t cudis_fetch_add_u64(uint64_t *p, uint64_t v)
 #endif
 }
 
+CUDIS_HD static inline uint64_t cudis_fetch_or_u64(uint64_t *p, uint64_t v)
+{
+#if CUDIS_DEVICE_CODE
+    return atomicOr((unsigned long long *)p, (unsigned long long)v);
+#else
+    return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+CUDIS_HD static inline uint64_t cudis_fetch_and_u64(uint64_t *p, uint64_t v)
+{
+#if CUDIS_DEVICE_CODE
+    return atomicAnd((unsigned long long *)p, (unsigned long long)v);
+#else
+    return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 /* ------------------------------------------------------------------------
  * 32-bit words
  * ---------------------------------------------------------------------- */
@@ -157,6 +178,15 @@ CUDIS_HD static inline uint32_t cudis_fetch_add_u32(uint32_t *p, uint32_t v)
 #endif
 }
 
+CUDIS_HD static inline uint32_t cudis_fetch_sub_u32(uint32_t *p, uint32_t v)
+{
+#if CUDIS_DEVICE_CODE
+    return atomicSub(p, v);
+#else
+    return __atomic_fetch_sub(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 /* Full fence between a seqlock's data reads and its version re-check. */
 CUDIS_HD static inline void cudis_fence_acq(void)
 {
@@ -164,6 +194,25 @@ CUDIS_HD static inline void cudis_fence_acq(void)
     __threadfence();
 #else
     __atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+}
+
+/* ------------------------------------------------------------------------
+ * Time and waiting: a monotonic clock in nanoseconds (host: CLOCK_MONOTONIC;
+ * device: the global timer), used for deadlines of waits that must not
+ * spin forever, and one step of a polite spin.
+ * ---------------------------------------------------------------------- */
+
+CUDIS_HD static inline uint64_t cudis_hd_now_ns(void)
+{
+#if CUDIS_DEVICE_CODE
+    uint64_t t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+#else
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 #endif
 }
 
@@ -209,14 +258,36 @@ CUDIS_HD static inline uint64_t cudis_read_le(const uint8_t *p, int n)
     return v;
 }
 
+/* The hash in three steps, so a caller that must copy the bytes first
+ * (racy arena reads, ccht_bucket.h) computes exactly cudis_hash: start
+ * with the total length, fold each 16-byte block while more than 16 bytes
+ * remain, end with the last 1..16 bytes as two little-endian words. */
+#define CUDIS_HASH_K0 0xa0761d6478bd642fULL
+#define CUDIS_HASH_K1 0xe7037ed1a0b428dbULL
+#define CUDIS_HASH_K2 0x8ebc6af09c88c6e3ULL
+
+CUDIS_HD static inline uint64_t cudis_hash_start(uint64_t len, uint64_t seed)
+{
+    return seed ^ cudis_mix64(seed ^ CUDIS_HASH_K0, CUDIS_HASH_K1) ^ len;
+}
+
+CUDIS_HD static inline uint64_t cudis_hash_block(uint64_t h, uint64_t a, uint64_t b)
+{
+    return cudis_mix64(a ^ CUDIS_HASH_K1, b ^ h);
+}
+
+/* rest: bytes left (0..16); a, b: those bytes as cudis_read_le words. */
+CUDIS_HD static inline uint64_t cudis_hash_end(uint64_t h, uint64_t rest, uint64_t a, uint64_t b)
+{
+    return cudis_mix64(CUDIS_HASH_K2 ^ rest, cudis_mix64(a ^ CUDIS_HASH_K1, b ^ h));
+}
+
 CUDIS_HD static inline uint64_t cudis_hash(const void *data, uint64_t len, uint64_t seed)
 {
     const uint8_t *p = (const uint8_t *)data;
-    const uint64_t k0 = 0xa0761d6478bd642fULL, k1 = 0xe7037ed1a0b428dbULL,
-                   k2 = 0x8ebc6af09c88c6e3ULL;
-    uint64_t h = seed ^ cudis_mix64(seed ^ k0, k1) ^ len;
+    uint64_t h = cudis_hash_start(len, seed);
     while (len > 16) {
-        h = cudis_mix64(cudis_read_le(p, 8) ^ k1, cudis_read_le(p + 8, 8) ^ h);
+        h = cudis_hash_block(h, cudis_read_le(p, 8), cudis_read_le(p + 8, 8));
         p += 16;
         len -= 16;
     }
@@ -227,7 +298,7 @@ CUDIS_HD static inline uint64_t cudis_hash(const void *data, uint64_t len, uint6
     } else {
         a = cudis_read_le(p, (int)len);
     }
-    return cudis_mix64(k2 ^ len, cudis_mix64(a ^ k1, b ^ h));
+    return cudis_hash_end(h, len, a, b);
 }
 
 #endif /* CUDIS_HD_H */

@@ -116,8 +116,8 @@ void ccht_reset_stats(ccht *t);
 /* Engine-specific INFO lines ("field:value\r\n"), snprintf-style. */
 size_t ccht_info(ccht *t, char *buf, size_t cap);
 
-/* The table's view (layout shared with the GPU engine; read-only use). */
-struct ccht_view;
-void ccht_get_view(const ccht *t, struct ccht_view *out);
+/* The table the executor runs on (ccht_layout.h; tests and audits read it). */
+struct ccht_table;
+const struct ccht_table *ccht_table_of(const ccht *t);
 
 #endif /* CCHT_H */

@@ -68,7 +68,7 @@
 
 #if CUDIS_DEVICE_CODE
 #define CCHT_PREFETCH(p) ((void)(p))
-#define CCHT_PAUSE() ((void)0)
+#define CCHT_PAUSE() __nanosleep(64)
 #else
 #define CCHT_PREFETCH(p) __builtin_prefetch((const void *)(p), 0, 3)
 #if defined(__x86_64__) || defined(__i386__)
@@ -112,12 +112,20 @@ CUDIS_HD static inline uint64_t ccht_fastrange(uint64_t x, uint64_t n)
 #endif
 }
 
-/* Candidate buckets and fingerprint of a key. */
-CUDIS_HD static inline ccht_hkey ccht_hash_key(const ccht_view *v, const uint8_t *key,
-                                               uint32_t key_len)
+/* Age of a stamp at clock `now`: stamps are the low 32 bits of a 64-bit
+ * logical clock, and ccht_bkt_clamp keeps every stamp within 2^31 ticks of
+ * the clock, so the difference read as signed is the true age; a stamp
+ * slightly ahead of `now` (an op later in the same batch) is age 0. */
+CUDIS_HD static inline uint32_t ccht_age(uint32_t now, uint32_t stamp)
+{
+    int32_t d = (int32_t)(now - stamp);
+    return d > 0 ? (uint32_t)d : 0;
+}
+
+/* Candidate buckets and fingerprint of a key whose cudis_hash is h. */
+CUDIS_HD static inline ccht_hkey ccht_hkey_of(const ccht_view *v, uint64_t h)
 {
     ccht_hkey hk;
-    uint64_t h = cudis_hash(key, key_len, v->seed);
     uint64_t h2 = cudis_mix64(h ^ 0x9e3779b97f4a7c15ull, 0xd6e8feb86659fd93ull);
     hk.b1 = ccht_fastrange(h, v->n_buckets);
     hk.b2 = ccht_fastrange(h2, v->n_buckets);
@@ -126,6 +134,13 @@ CUDIS_HD static inline ccht_hkey ccht_hash_key(const ccht_view *v, const uint8_t
     }
     hk.fp = (uint32_t)(h & CCHT_SLOT_FP_MASK);
     return hk;
+}
+
+/* Candidate buckets and fingerprint of a key. */
+CUDIS_HD static inline ccht_hkey ccht_hash_key(const ccht_view *v, const uint8_t *key,
+                                               uint32_t key_len)
+{
+    return ccht_hkey_of(v, cudis_hash(key, key_len, v->seed));
 }
 
 /* ------------------------------------------------------------------------
@@ -261,7 +276,13 @@ CUDIS_HD static inline uint8_t *ccht_item_val(const ccht_view *v, uint64_t off, 
 CUDIS_HD static inline void ccht_bytes_read(uint8_t *dst, const uint8_t *src, uint64_t n)
 {
 #if CUDIS_DEVICE_CODE
-    for (uint64_t i = 0; i < n; i++) {
+    uint64_t i = 0;
+    if ((((uintptr_t)dst | (uintptr_t)src) & 7) == 0) {
+        for (; i + 8 <= n; i += 8) {
+            *(uint64_t *)(dst + i) = *(const volatile uint64_t *)(src + i);
+        }
+    }
+    for (; i < n; i++) {
         dst[i] = ((const volatile uint8_t *)src)[i];
     }
 #elif CCHT_TSAN
@@ -275,11 +296,18 @@ CUDIS_HD static inline void ccht_bytes_read(uint8_t *dst, const uint8_t *src, ui
 #endif
 }
 
-/* Copy n bytes into a chunk this thread owns (not yet published). */
+/* Copy n bytes into a chunk this thread owns (not yet published, or held
+ * under its bucket pair lock). */
 CUDIS_HD static inline void ccht_bytes_write(uint8_t *dst, const uint8_t *src, uint64_t n)
 {
 #if CUDIS_DEVICE_CODE
-    for (uint64_t i = 0; i < n; i++) {
+    uint64_t i = 0;
+    if ((((uintptr_t)dst | (uintptr_t)src) & 7) == 0) {
+        for (; i + 8 <= n; i += 8) {
+            *(uint64_t *)(dst + i) = *(const uint64_t *)(src + i);
+        }
+    }
+    for (; i < n; i++) {
         dst[i] = src[i];
     }
 #elif CCHT_TSAN
@@ -293,11 +321,37 @@ CUDIS_HD static inline void ccht_bytes_write(uint8_t *dst, const uint8_t *src, u
 #endif
 }
 
+/* Zero n bytes of a chunk this thread owns. */
+CUDIS_HD static inline void ccht_bytes_zero(uint8_t *dst, uint64_t n)
+{
+#if CUDIS_DEVICE_CODE || CCHT_TSAN
+    for (uint64_t i = 0; i < n; i++) {
+#if CCHT_TSAN
+        __atomic_store_n(dst + i, 0, __ATOMIC_RELAXED);
+#else
+        dst[i] = 0;
+#endif
+    }
+#else
+    if (n) {
+        memset(dst, 0, n);
+    }
+#endif
+}
+
 /* Compare arena bytes a (may race) with b. True when equal. */
 CUDIS_HD static inline bool ccht_bytes_eq(const uint8_t *a, const uint8_t *b, uint64_t n)
 {
 #if CUDIS_DEVICE_CODE
-    for (uint64_t i = 0; i < n; i++) {
+    uint64_t i = 0;
+    if ((((uintptr_t)a | (uintptr_t)b) & 7) == 0) {
+        for (; i + 8 <= n; i += 8) {
+            if (*(const volatile uint64_t *)(a + i) != *(const uint64_t *)(b + i)) {
+                return false;
+            }
+        }
+    }
+    for (; i < n; i++) {
         if (((const volatile uint8_t *)a)[i] != b[i]) {
             return false;
         }
@@ -389,10 +443,11 @@ CUDIS_HD static inline bool ccht_item_vlen_ok(const ccht_view *v, uint64_t off, 
 }
 
 /* Find `key` in its two buckets (both probed). Returns true with the slot in
- * *loc and the item's header in *h0. Under the pair lock the answer is exact;
- * optimistically it must be validated with ccht_read_valid. */
+ * *loc and the item's header in *h0. Under the pair lock (locked = true:
+ * slot words cannot change, relaxed loads suffice) the answer is exact;
+ * optimistically (acquire loads) it must be validated with ccht_read_valid. */
 CUDIS_HD static inline bool ccht_probe(const ccht_view *v, const ccht_hkey *hk, const uint8_t *key,
-                                       uint32_t key_len, ccht_loc *loc, uint32_t *h0)
+                                       uint32_t key_len, bool locked, ccht_loc *loc, uint32_t *h0)
 {
     for (int i = 0; i < 2; i++) {
         uint64_t b = i == 0 ? hk->b1 : hk->b2;
@@ -400,7 +455,8 @@ CUDIS_HD static inline bool ccht_probe(const ccht_view *v, const ccht_hkey *hk, 
             break;
         }
         for (uint32_t w = 0; w < v->ways; w++) {
-            uint64_t word = cudis_load_acq_u64(ccht_bkt_slot(v, b, w));
+            uint64_t *sp = ccht_bkt_slot(v, b, w);
+            uint64_t word = locked ? cudis_load_relaxed_u64(sp) : cudis_load_acq_u64(sp);
             if (word == 0 || ccht_slot_fp(word) != hk->fp) {
                 continue;
             }
@@ -413,6 +469,61 @@ CUDIS_HD static inline bool ccht_probe(const ccht_view *v, const ccht_hkey *hk, 
         }
     }
     return false;
+}
+
+/* The slot of the pair that refers to arena offset `off` (any key). */
+CUDIS_HD static inline bool ccht_find_ref(const ccht_view *v, const ccht_hkey *hk, uint64_t off,
+                                          ccht_loc *loc)
+{
+    for (int i = 0; i < 2; i++) {
+        uint64_t b = i == 0 ? hk->b1 : hk->b2;
+        if (i == 1 && b == hk->b1) {
+            break;
+        }
+        for (uint32_t w = 0; w < v->ways; w++) {
+            uint64_t word = cudis_load_acq_u64(ccht_bkt_slot(v, b, w));
+            if (word != 0 && ccht_slot_off(word) == off) {
+                loc->bucket = b;
+                loc->way = w;
+                loc->word = word;
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Candidate buckets of the item stored in the chunk at `off`, hashing its
+ * key straight from the arena (racy: a torn key gives wrong buckets, which
+ * ccht_find_ref then does not confirm). False when the chunk does not hold
+ * a consistent live item. */
+CUDIS_HD static inline bool ccht_chunk_hkey(const ccht_view *v, uint64_t off, ccht_hkey *hk)
+{
+    if (off + CCHT_ITEM_HDR_EXP > v->arena_bytes) {
+        return false;
+    }
+    uint32_t h0 = cudis_load_acq_u32((const uint32_t *)(v->arena + off));
+    if (!(h0 & CCHT_ITEM_LIVE)) {
+        return false;
+    }
+    uint64_t len = h0 & CCHT_ITEM_KLEN_MASK;
+    const uint8_t *p = ccht_item_key(v, off, h0);
+    if ((uint64_t)(p - v->arena) + len > v->arena_bytes) {
+        return false;
+    }
+    uint8_t buf[16];
+    uint64_t h = cudis_hash_start(len, v->seed);
+    while (len > 16) {
+        ccht_bytes_read(buf, p, 16);
+        h = cudis_hash_block(h, cudis_read_le(buf, 8), cudis_read_le(buf + 8, 8));
+        p += 16;
+        len -= 16;
+    }
+    ccht_bytes_read(buf, p, len);
+    uint64_t a = len > 8 ? cudis_read_le(buf, 8) : cudis_read_le(buf, (int)len);
+    uint64_t b = len > 8 ? cudis_read_le(buf + 8, (int)len - 8) : 0;
+    *hk = ccht_hkey_of(v, cudis_hash_end(h, len, a, b));
+    return true;
 }
 
 /* Prefetch hints for a key about to be probed (host only). */
@@ -471,7 +582,7 @@ enum ccht_victim {
  * the paper's b1-then-b2 order evicts ~4% of keys already at 90% load,
  * measured in bench/ccht), then an expired item of b1 then b2, else the
  * oldest-stamped slot of the two buckets. `now_stamp` is the current clock
- * (ages are now_stamp - stamp, modulo 2^32). Returns enum ccht_victim. */
+ * (ages: ccht_age). Returns enum ccht_victim. */
 CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *hk, int64_t now_ms,
                                           uint32_t now_stamp, ccht_loc *loc)
 {
@@ -513,7 +624,7 @@ CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *h
     for (int i = 0; i < nb; i++) {
         uint64_t b = i == 0 ? hk->b1 : hk->b2;
         for (uint32_t w = 0; w < v->ways; w++) {
-            uint32_t age = now_stamp - cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w));
+            uint32_t age = ccht_age(now_stamp, cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w)));
             if (!have_lru || age > best_age) {
                 have_lru = true;
                 best_age = age;
@@ -527,16 +638,51 @@ CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *h
 }
 
 /* Refresh a slot's recency. Skips the store when the stamp is younger than
- * `slack` (keeps hot lines clean); slack 0 = always exact. */
+ * `slack` (keeps hot lines clean); slack 0 = always exact. Never moves a
+ * stamp backwards. */
 CUDIS_HD static inline void ccht_touch(const ccht_view *v, uint64_t b, uint32_t way, uint32_t stamp,
                                        uint32_t slack)
 {
     uint32_t *s = ccht_bkt_stamp(v, b, way);
-    uint32_t old = cudis_load_relaxed_u32(s);
-    uint32_t age = stamp - old;
-    if ((int32_t)age > 0 && age > slack) { /* never move a stamp backwards */
+    uint32_t age = ccht_age(stamp, cudis_load_relaxed_u32(s));
+    if (age > 0 && age > slack) {
         cudis_store_relaxed_u32(s, stamp);
     }
+}
+
+/* Age bound kept by ccht_bkt_clamp: a stamp older than this is moved up to
+ * exactly this age (all such items are "very old" alike). */
+#define CCHT_AGE_CLAMP (1u << 29)
+/* The clamp visits every bucket once per this many clock ticks, so no stamp
+ * gets more than 2^29 + 2^29 (+ one batch) ticks behind the clock: far
+ * from 2^31, where ccht_age's signed difference would turn. */
+#define CCHT_CLAMP_PERIOD_LOG2 29
+
+/* Clamp the stamps of bucket b to at most CCHT_AGE_CLAMP ticks behind
+ * `now` (CAS: a concurrent refresh wins). Needs no lock. */
+CUDIS_HD static inline void ccht_bkt_clamp(const ccht_view *v, uint64_t b, uint32_t now)
+{
+    for (uint32_t w = 0; w < v->ways; w++) {
+        uint32_t *s = ccht_bkt_stamp(v, b, w);
+        uint32_t old = cudis_load_relaxed_u32(s);
+        if (ccht_age(now, old) > CCHT_AGE_CLAMP) {
+            (void)cudis_cas_u32(s, old, now - CCHT_AGE_CLAMP);
+        }
+    }
+}
+
+/* The buckets a batch that moves the clock from c0 to c1 must clamp:
+ * [*first, *first + *n) modulo n_buckets. A full pass every
+ * 2^CCHT_CLAMP_PERIOD_LOG2 ticks, spread evenly over the ticks (host
+ * code: both engines compute it before running a batch). */
+static inline void ccht_clamp_range(uint64_t n_buckets, uint64_t c0, uint64_t c1, uint64_t *first,
+                                    uint64_t *n)
+{
+    unsigned __int128 a = ((unsigned __int128)c0 * n_buckets) >> CCHT_CLAMP_PERIOD_LOG2;
+    unsigned __int128 z = ((unsigned __int128)c1 * n_buckets) >> CCHT_CLAMP_PERIOD_LOG2;
+    uint64_t cnt = (uint64_t)(z - a);
+    *first = (uint64_t)(a % n_buckets);
+    *n = cnt < n_buckets ? cnt : n_buckets;
 }
 
 /* Publish a slot (the caller holds the bucket's lock). */

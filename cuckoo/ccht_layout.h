@@ -23,13 +23,23 @@
  *     bits 47..0   item reference: (chunk offset in the arena / 8) + 1
  *
  * Arena: arena_bytes bytes split into pages of page_bytes; each page is
- * carved into equal chunks of one size class. A chunk holds an item:
+ * either free, carved into equal chunks of one size class, or part of a
+ * run of whole pages holding one large item (bigger than a page). A chunk
+ * holds an item:
  *     uint32_t h0;                state + flags + key length (below)
  *     uint32_t val_len;
  *     int64_t  expire_ms;         only when CCHT_ITEM_EXP is set
  *     key bytes, then value bytes (no padding between them)
  * So an item without expiry costs 8 bytes of header, 16 with one. A free
  * chunk keeps h0 = 0 (state FREE) and the free-list link at offset 8.
+ *
+ * Arena metadata (ccht_arena.h runs the algorithm over it): one ccht_class
+ * per size class (CCHT_SHARDS free lists, each behind its own spinlock),
+ * one ccht_pool (free pages, the page-move lock, counters), and per page
+ * its class (or CCHT_PG_*), a run length for large items, a draining flag
+ * and its place in the pool's stack. The table's counters (CCHT_C_*)
+ * follow. Everything is plain words: the same bytes work in host memory
+ * (engine cpu) and device memory (engine gpu).
  */
 #ifndef CCHT_LAYOUT_H
 #define CCHT_LAYOUT_H
@@ -127,5 +137,102 @@ typedef struct ccht_loc {
     uint32_t way;    /* slot index in the bucket */
     uint64_t word;   /* the slot word seen */
 } ccht_loc;
+
+/* ------------------------------------------------------------------------
+ * Arena metadata
+ * ---------------------------------------------------------------------- */
+
+#define CCHT_SHARDS 64        /* free lists per class (one bit each in nonempty) */
+#define CCHT_MAX_CLASSES 160
+#define CCHT_RING 16          /* pages a class received lately (victim sampling) */
+#define CCHT_NONE32 0xffffffffu
+#define CCHT_NO_CHUNK UINT64_MAX
+
+/* page_class values that are not a size class */
+#define CCHT_PG_FREE 0xffffffffu   /* in the pool */
+#define CCHT_PG_LARGE 0xfffffffeu  /* first page of a large item (page_run = its pages) */
+#define CCHT_PG_CONT 0xfffffffdu   /* a later page of a large item */
+#define CCHT_PG_MOVING 0xfffffffcu /* claimed by a page move in progress */
+
+/* A chunk's class as the allocator names it: a size class below
+ * CCHT_CLS_LARGE, or CCHT_CLS_LARGE + n for a run of n pages. */
+#define CCHT_CLS_LARGE 0x80000000u
+
+/* One free list: 32 bytes (one device L2 sector). */
+typedef struct ccht_shard {
+    uint32_t lock;
+    uint32_t pad_;
+    uint64_t head; /* arena offset + 1 of the first free chunk, 0 = empty */
+    uint64_t pad2_[2];
+} ccht_shard;
+
+typedef struct ccht_class {
+    uint32_t size;      /* chunk bytes (multiple of 8) */
+    uint32_t per_page;  /* chunks per page */
+    uint32_t grow_lock; /* one thread carves a new page at a time */
+    uint32_t n_pages;   /* pages owned */
+    uint64_t nonempty;  /* bit s: shard s probably has a free chunk */
+    uint32_t evictions; /* memory evictions (paces page moves) */
+    uint32_t ring_pos;
+    uint32_t ring[CCHT_RING]; /* pages received lately (CCHT_NONE32 = none) */
+    uint8_t pad_[32];
+    ccht_shard shard[CCHT_SHARDS];
+} ccht_class;
+
+typedef struct ccht_pool {
+    uint32_t lock;       /* guards the stack and page_pos */
+    uint32_t move_lock;  /* one page move (drain, large-run assembly) at a time */
+    uint32_t nfree;      /* pages on the stack */
+    uint32_t pages_used; /* pages owned by classes, large items or moves */
+    uint32_t hint;       /* where the next search for a free run starts */
+    uint32_t pad_[27];
+} ccht_pool;
+
+/* Table counters (uint64 each; gauges are signed deltas added as uint64). */
+enum ccht_counter {
+    CCHT_C_HITS = 0,
+    CCHT_C_MISSES,
+    CCHT_C_EVICT_BUCKET,
+    CCHT_C_EVICT_MEMORY,
+    CCHT_C_EVICT_EXPIRED,
+    CCHT_C_FULL, /* writes that failed for lack of memory */
+    CCHT_C_ITEMS,
+    CCHT_C_KEY_BYTES,
+    CCHT_C_VAL_BYTES,
+    CCHT_C__COUNT
+};
+#define CCHT_C_FIRST_GAUGE CCHT_C_ITEMS
+
+/* Where the arena's metadata is (pointers into the table's memory) and its
+ * geometry; by value in every ccht_table. */
+typedef struct ccht_arena {
+    uint8_t *base;        /* = the view's arena */
+    uint64_t page_bytes;  /* a power of two */
+    uint32_t page_shift;  /* log2(page_bytes) */
+    uint32_t n_pages;
+    uint32_t n_classes;
+    uint32_t pad_;
+    ccht_class *cls;      /* n_classes */
+    ccht_pool *pool;
+    uint32_t *page_class; /* n_pages: class or CCHT_PG_* */
+    uint32_t *page_run;   /* n_pages: pages of the large item starting here */
+    uint32_t *page_drain; /* n_pages: 1 while a move empties the page */
+    uint32_t *page_pos;   /* n_pages: index on the pool's stack, CCHT_NONE32 if not there */
+    uint32_t *pool_stack; /* n_pages: free pages, top at nfree - 1 */
+    uint32_t class_size[CCHT_MAX_CLASSES]; /* copy of cls[i].size (no memory load to classify) */
+} ccht_arena;
+
+/* A whole table: index, arena, counters and limits. Passed by value to
+ * kernels and by pointer on the host; it owns nothing. */
+typedef struct ccht_table {
+    ccht_view v;
+    ccht_arena a;
+    uint64_t *cnt;        /* CCHT_C__COUNT counters */
+    uint64_t *clock;      /* the logical clock (host engine; the device engine keeps its own) */
+    uint32_t max_key_len;
+    uint32_t max_val_len;
+    uint32_t allow_empty_key;
+    uint32_t stamp_slack; /* skip a stamp refresh younger than this many ticks */
+} ccht_table;
 
 #endif /* CCHT_LAYOUT_H */

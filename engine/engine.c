@@ -104,40 +104,102 @@ static void *row_create(const engine_row *row, const engine_config *cfg, char *w
     return s;
 }
 
-static engine *engine_wrap(const engine_store_ops *ops, void *store, const engine_config *cfg)
+/* A backend over a created store (destroys the store on failure). */
+static engine_backend *backend_new(const engine_store_ops *ops, void *store,
+                                   const engine_config *cfg)
+{
+    engine_backend *b = calloc(1, sizeof(*b));
+    if (b == NULL) {
+        ops->destroy(store);
+        return NULL;
+    }
+    b->ops = ops;
+    b->store = store;
+    /* The gpu store parallelises on the device; every other store may split
+     * a batch over host threads. */
+    if (cfg->threads > 1 && strcmp(ops->name, "gpu") != 0) {
+        b->pool = engine_pool_create(cfg->threads);
+        if (b->pool == NULL) {
+            ops->destroy(store);
+            free(b);
+            return NULL;
+        }
+    }
+    return b;
+}
+
+static void backend_free(engine_backend *b)
+{
+    if (b != NULL) {
+        engine_pool_destroy(b->pool);
+        b->ops->destroy(b->store);
+        free(b);
+    }
+}
+
+static engine *engine_wrap(const engine_store_ops *ops, void *store, const engine_config *cfg,
+                           const engine_store_ops *fallback)
 {
     engine *e = calloc(1, sizeof(*e));
     if (e == NULL) {
         ops->destroy(store);
         return NULL;
     }
-    e->ops = ops;
-    e->store = store;
-    /* The gpu store parallelises on the device; every other store may split
-     * a batch over host threads. */
-    if (cfg->threads > 1 && strcmp(ops->name, "gpu") != 0) {
-        e->pool = engine_pool_create(cfg->threads);
-        if (e->pool == NULL) {
-            ops->destroy(store);
-            free(e);
-            return NULL;
-        }
+    e->cur = backend_new(ops, store, cfg);
+    if (e->cur == NULL) {
+        free(e);
+        return NULL;
+    }
+    e->cfg = *cfg;
+    e->fallback = fallback;
+    pthread_mutex_init(&e->fo_lock, NULL);
+    return e;
+}
+
+/* NULL arguments replaced by defaults (a scratch why, the default config). */
+static void fill_args(const engine_config **cfg, engine_config *defcfg, char **why,
+                      size_t *why_len, char *dummy, size_t dummy_len)
+{
+    if (*why == NULL || *why_len == 0) {
+        *why = dummy;
+        *why_len = dummy_len;
+    }
+    if (*cfg == NULL) {
+        engine_config_default(defcfg);
+        *cfg = defcfg;
+    }
+}
+
+/* Create the store of `row` and its engine. */
+static engine *create_row_engine(const engine_row *row, const engine_config *cfg,
+                                 const engine_store_ops *fallback, char *why, size_t why_len)
+{
+    void *s = row_create(row, cfg, why, why_len);
+    if (s == NULL) {
+        return NULL;
+    }
+    engine *e = engine_wrap(row->ops, s, cfg, fallback);
+    if (e == NULL) {
+        snprintf(why, why_len, "%s: out of memory", row->name);
     }
     return e;
+}
+
+engine *engine_create_store(const engine_store_ops *ops, const engine_config *cfg,
+                            const engine_store_ops *fallback, char *why, size_t why_len)
+{
+    char dummy[8];
+    engine_config defcfg;
+    fill_args(&cfg, &defcfg, &why, &why_len, dummy, sizeof(dummy));
+    engine_row row = {ops->name, ops, NULL};
+    return create_row_engine(&row, cfg, fallback, why, why_len);
 }
 
 engine *engine_create(const char *name, const engine_config *cfg_in, char *why, size_t why_len)
 {
     char dummy[8];
-    if (why == NULL || why_len == 0) {
-        why = dummy;
-        why_len = sizeof(dummy);
-    }
     engine_config defcfg;
-    if (cfg_in == NULL) {
-        engine_config_default(&defcfg);
-        cfg_in = &defcfg;
-    }
+    fill_args(&cfg_in, &defcfg, &why, &why_len, dummy, sizeof(dummy));
     if (name == NULL) {
         name = "auto";
     }
@@ -145,16 +207,16 @@ engine *engine_create(const char *name, const engine_config *cfg_in, char *why, 
     if (strcmp(name, "auto") == 0) {
         char gwhy[256], cwhy[256];
         const engine_row *gpu = find_row("gpu"), *cpu = find_row("cpu");
+        const engine_row *fb = cpu->ops != NULL ? cpu : find_row("lru");
         void *s = row_create(gpu, cfg_in, gwhy, sizeof(gwhy));
         if (s != NULL) {
             snprintf(why, why_len, "auto: using gpu (%s)", gwhy);
-            engine *e = engine_wrap(gpu->ops, s, cfg_in);
+            engine *e = engine_wrap(gpu->ops, s, cfg_in, fb->ops);
             if (e == NULL) {
                 snprintf(why, why_len, "auto: out of memory");
             }
             return e;
         }
-        const engine_row *fb = cpu->ops != NULL ? cpu : find_row("lru");
         s = row_create(fb, cfg_in, cwhy, sizeof(cwhy));
         if (s == NULL) {
             snprintf(why, why_len, "auto: gpu unavailable (%s); %s failed (%s)", gwhy, fb->name,
@@ -167,7 +229,7 @@ engine *engine_create(const char *name, const engine_config *cfg_in, char *why, 
             snprintf(why, why_len, "auto: gpu unavailable (%s) and %s, using lru", gwhy,
                      cpu->missing);
         }
-        engine *e = engine_wrap(fb->ops, s, cfg_in);
+        engine *e = engine_wrap(fb->ops, s, cfg_in, NULL);
         if (e == NULL) {
             snprintf(why, why_len, "auto: out of memory");
         }
@@ -180,15 +242,7 @@ engine *engine_create(const char *name, const engine_config *cfg_in, char *why, 
                  name);
         return NULL;
     }
-    void *s = row_create(row, cfg_in, why, why_len);
-    if (s == NULL) {
-        return NULL;
-    }
-    engine *e = engine_wrap(row->ops, s, cfg_in);
-    if (e == NULL) {
-        snprintf(why, why_len, "%s: out of memory", name);
-    }
-    return e;
+    return create_row_engine(row, cfg_in, NULL, why, why_len);
 }
 
 void engine_destroy(engine *e)
@@ -196,88 +250,193 @@ void engine_destroy(engine *e)
     if (e == NULL) {
         return;
     }
-    engine_pool_destroy(e->pool);
-    e->ops->destroy(e->store);
+    backend_free(e->cur);
+    for (uint32_t i = 0; i < e->n_dead; i++) {
+        backend_free(e->dead[i]);
+    }
+    pthread_mutex_destroy(&e->fo_lock);
     free(e);
+}
+
+/* ------------------------------------------------------------------------
+ * Device failures
+ * ---------------------------------------------------------------------- */
+
+static engine_backend *cur_of(engine *e)
+{
+    return __atomic_load_n(&e->cur, __ATOMIC_ACQUIRE);
+}
+
+/* Backend b failed. Remember why and, with a fallback, put a fresh store in
+ * its place (once, whoever sees the failure first). Returns the backend to
+ * use now, or NULL when there is none. */
+static engine_backend *failover(engine *e, engine_backend *b)
+{
+    const char *why = b->ops->failure != NULL ? b->ops->failure(b->store) : NULL;
+    pthread_mutex_lock(&e->fo_lock);
+    engine_backend *now = cur_of(e);
+    if (now != b) {
+        pthread_mutex_unlock(&e->fo_lock);
+        return now; /* another thread already replaced it */
+    }
+    engine_backend *nb = NULL;
+    if (e->failure[0] != '\0' && (e->fallback == NULL || e->n_dead >= ENGINE_MAX_DEAD)) {
+        pthread_mutex_unlock(&e->fo_lock);
+        return NULL; /* known and logged already */
+    }
+    snprintf(e->failure, sizeof(e->failure), "%s engine failed: %s", b->ops->name,
+             why ? why : "device failure");
+    if (e->fallback != NULL && e->n_dead < ENGINE_MAX_DEAD) {
+        char fwhy[256] = "";
+        engine_row row = {e->fallback->name, e->fallback, NULL};
+        void *s = row_create(&row, &e->cfg, fwhy, sizeof(fwhy));
+        nb = s != NULL ? backend_new(e->fallback, s, &e->cfg) : NULL;
+        size_t n = strlen(e->failure);
+        if (nb != NULL) {
+            e->dead[e->n_dead++] = b;
+            __atomic_store_n(&e->cur, nb, __ATOMIC_RELEASE);
+            __atomic_fetch_add(&e->failovers, 1, __ATOMIC_RELAXED);
+            snprintf(e->failure + n, sizeof(e->failure) - n,
+                     "; switched to a fresh %s engine (the cache restarted empty)",
+                     e->fallback->name);
+        } else {
+            snprintf(e->failure + n, sizeof(e->failure) - n, "; %s fallback failed: %s",
+                     e->fallback->name, fwhy);
+        }
+    }
+    fprintf(stderr, "cudis engine: %s\n", e->failure);
+    pthread_mutex_unlock(&e->fo_lock);
+    return nb;
+}
+
+const char *engine_failure(engine *e)
+{
+    engine_backend *b = cur_of(e);
+    if (e->failure[0] == '\0' && b->ops->failure != NULL && b->ops->failure(b->store) != NULL) {
+        (void)failover(e, b);
+    }
+    return e->failure[0] ? e->failure : NULL;
+}
+
+uint64_t engine_failovers(engine *e)
+{
+    return __atomic_load_n(&e->failovers, __ATOMIC_RELAXED);
+}
+
+/* The backend to use for a whole-keyspace call: a failed one is replaced
+ * first (when it can be). */
+static engine_backend *live_of(engine *e)
+{
+    engine_backend *b = cur_of(e);
+    if (b->ops->failure != NULL && b->ops->failure(b->store) != NULL) {
+        engine_backend *nb = failover(e, b);
+        if (nb != NULL) {
+            return nb;
+        }
+    }
+    return b;
 }
 
 const char *engine_name(const engine *e)
 {
-    return e->ops->name;
+    return cur_of((engine *)e)->ops->name;
 }
 
 /* ------------------------------------------------------------------------
  * Calls
  * ---------------------------------------------------------------------- */
 
+static int backend_execute(engine_backend *b, cudis_batch *batch)
+{
+    if (b->pool != NULL) {
+        return engine_pool_execute(b->pool, b->ops, b->store, batch);
+    }
+    return b->ops->execute(b->store, batch);
+}
+
 int engine_execute(engine *e, cudis_batch *batch)
 {
     if (batch->n_ops == 0) {
         return CUDIS_OK;
     }
-    if (e->pool != NULL) {
-        return engine_pool_execute(e->pool, e->ops, e->store, batch);
+    engine_backend *b = cur_of(e);
+    uint64_t out_len = batch->out_len;
+    int rc = backend_execute(b, batch);
+    if (rc == CUDIS_E_DEVFAIL) {
+        engine_backend *nb = failover(e, b);
+        if (nb != NULL) {
+            batch->out_len = out_len; /* the batch again, on the fresh store */
+            rc = backend_execute(nb, batch);
+        }
     }
-    return e->ops->execute(e->store, batch);
+    return rc;
 }
 
 int engine_scan(engine *e, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
                 void *arg, uint64_t *next)
 {
-    if (e->ops->scan == NULL) {
+    engine_backend *b = live_of(e);
+    if (b->ops->scan == NULL) {
         *next = 0;
         return CUDIS_E_UNSUPPORTED;
     }
-    return e->ops->scan(e->store, cursor, count, now_ms, fn, arg, next);
+    return b->ops->scan(b->store, cursor, count, now_ms, fn, arg, next);
 }
 
 int engine_random_key(engine *e, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
 {
-    if (e->ops->random_key == NULL) {
+    engine_backend *b = live_of(e);
+    if (b->ops->random_key == NULL) {
         return CUDIS_E_UNSUPPORTED;
     }
-    return e->ops->random_key(e->store, now_ms, buf, cap, len);
+    return b->ops->random_key(b->store, now_ms, buf, cap, len);
 }
 
 int engine_flush(engine *e)
 {
-    if (e->ops->flush == NULL) {
+    engine_backend *b = live_of(e);
+    if (b->ops->flush == NULL) {
         return CUDIS_E_UNSUPPORTED;
     }
-    return e->ops->flush(e->store);
+    return b->ops->flush(b->store);
 }
 
 int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work)
 {
-    if (e->ops->sweep == NULL) {
+    engine_backend *b = live_of(e);
+    if (b->ops->sweep == NULL) {
         return 0;
     }
-    return e->ops->sweep(e->store, now_ms, max_work);
+    return b->ops->sweep(b->store, now_ms, max_work);
 }
 
 void engine_stats(engine *e, cudis_stats *out)
 {
-    if (e->ops->stats == NULL) {
+    engine_backend *b = live_of(e);
+    if (b->ops->stats == NULL) {
         memset(out, 0, sizeof(*out));
         return;
     }
-    e->ops->stats(e->store, out);
+    b->ops->stats(b->store, out);
 }
 
 void engine_reset_stats(engine *e)
 {
-    if (e->ops->reset_stats != NULL) {
-        e->ops->reset_stats(e->store);
+    engine_backend *b = live_of(e);
+    if (b->ops->reset_stats != NULL) {
+        b->ops->reset_stats(b->store);
     }
 }
 
 size_t engine_info(engine *e, char *buf, size_t cap)
 {
-    if (e->ops->info == NULL) {
-        if (cap > 0) {
-            buf[0] = '\0';
-        }
-        return 0;
+    engine_backend *b = live_of(e);
+    const char *f = engine_failure(e);
+    int n = snprintf(buf, cap, "engine_failovers:%llu\r\nengine_failure:%s\r\n",
+                     (unsigned long long)engine_failovers(e), f ? f : "");
+    size_t at = n < 0 ? 0 : (size_t)n;
+    if (b->ops->info != NULL) {
+        at += b->ops->info(b->store, at < cap ? buf + at : NULL, at < cap ? cap - at : 0);
     }
-    return e->ops->info(e->store, buf, cap);
+    return at;
 }

@@ -8,6 +8,13 @@
  * All operations are batches (cudis_op.h). engine_execute() may be called
  * from several threads at once; with cfg.threads > 1 the engine also splits
  * one batch over its own worker threads and returns when all are done.
+ *
+ * A device fault (CUDIS_E_DEVFAIL from the gpu store: a sticky CUDA error,
+ * a kernel past its watchdog) under "auto" makes the engine switch to a
+ * fresh cpu store: the cache starts empty, the batch that met the fault
+ * runs again on the cpu, the failure is logged to stderr and shown by
+ * engine_failure / engine_info. Under an explicit "gpu" every later call
+ * returns CUDIS_E_DEVFAIL (engine_failure says why).
  */
 #ifndef ENGINE_H
 #define ENGINE_H
@@ -30,8 +37,24 @@ void engine_config_default(engine_config *cfg);
 engine *engine_create(const char *name, const engine_config *cfg, char *why, size_t why_len);
 void engine_destroy(engine *e);
 
-/* The concrete engine's name ("cpu" when "auto" chose it). */
+/* Wrap a store given by its operations (tests, benchmarks, stores outside
+ * the registry). With `fallback` non-NULL the engine behaves as "auto" does
+ * with the gpu: when the store fails (CUDIS_E_DEVFAIL), a fresh `fallback`
+ * store takes its place, empty, and the batch that met the failure runs
+ * on it. NULL on failure with why. */
+engine *engine_create_store(const engine_store_ops *ops, const engine_config *cfg,
+                            const engine_store_ops *fallback, char *why, size_t why_len);
+
+/* The concrete engine's name ("cpu" when "auto" chose it or failed over). */
 const char *engine_name(const engine *e);
+
+/* NULL while the engine works. After a device failure: one line saying what
+ * failed and, under "auto", that the cpu engine took over (the cache then
+ * restarted empty). Stays set after a failover. */
+const char *engine_failure(engine *e);
+
+/* Failovers so far (see engine_create_store). */
+uint64_t engine_failovers(engine *e);
 
 /* Names the registry knows, NULL-terminated (for --help and errors). */
 const char *const *engine_names(void);

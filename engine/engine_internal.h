@@ -5,6 +5,8 @@
 #ifndef ENGINE_INTERNAL_H
 #define ENGINE_INTERNAL_H
 
+#include <pthread.h>
+
 #include "engine.h"
 
 /* The "null" store: accepts everything, stores nothing, answers miss. */
@@ -26,10 +28,24 @@ void engine_pool_destroy(engine_pool *p);
 int engine_pool_execute(engine_pool *p, const engine_store_ops *ops, void *store,
                         cudis_batch *batch);
 
-struct engine {
+/* One store and how batches reach it. */
+typedef struct engine_backend {
     const engine_store_ops *ops;
     void *store;
     engine_pool *pool; /* NULL: run batches on the caller's thread */
+} engine_backend;
+
+#define ENGINE_MAX_DEAD 8 /* failed backends kept (not destroyed) until engine_destroy */
+
+struct engine {
+    engine_backend *cur;            /* the backend in use (atomic pointer) */
+    const engine_store_ops *fallback; /* "auto": where to go when cur's device fails */
+    engine_config cfg;
+    pthread_mutex_t fo_lock;        /* one failover at a time */
+    engine_backend *dead[ENGINE_MAX_DEAD];
+    uint32_t n_dead;
+    uint64_t failovers;             /* atomic */
+    char failure[320];              /* the last device failure (under fo_lock) */
 };
 
 #endif /* ENGINE_INTERNAL_H */

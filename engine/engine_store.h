@@ -36,6 +36,8 @@ typedef struct engine_config {
     bool allow_empty_key;     /* Redis allows "" as a key */
     uint64_t seed;            /* hash seed (0 = fixed default) */
     int device;               /* CUDA device ordinal for gpu (-1 = first usable) */
+    uint32_t watchdog_ms;     /* gpu: a batch still running after this long fails the
+                               * engine (0 = 10000) */
 } engine_config;
 
 typedef struct engine_store_ops {
@@ -49,7 +51,9 @@ typedef struct engine_store_ops {
 
     /* Run a batch (see cudis_op.h). Returns CUDIS_OK when every op has a
      * result (per-op errors are in res[i].status), or a negative code when
-     * the batch as a whole failed (e.g. CUDA error): then no op was applied. */
+     * the batch as a whole failed. CUDIS_E_DEVFAIL means the store is dead
+     * (a device fault or a hung kernel: the batch's effect is unknown) and
+     * every later call fails the same way; `failure` then says why. */
     int (*execute)(void *store, cudis_batch *batch);
 
     /* Visit live keys from `cursor` (0 = start), about `count` index units;
@@ -75,6 +79,10 @@ typedef struct engine_store_ops {
     /* Engine-specific INFO lines ("field:value\r\n"); returns bytes written
      * (snprintf-style, may exceed cap). May be NULL. */
     size_t (*info)(void *store, char *buf, size_t cap);
+
+    /* NULL while the store works; once it returned CUDIS_E_DEVFAIL, one
+     * line saying why. May be NULL (the store never fails that way). */
+    const char *(*failure)(void *store);
 } engine_store_ops;
 
 #endif /* ENGINE_STORE_H */

@@ -1,25 +1,66 @@
 /*
  * gpu_engine.c - host side of the CUDA engine: device choice and lazy CUDA
- * initialisation, sizing and allocating device memory from the budget, the
- * pinned staging slots and streams of the host-batch pipeline, the
- * device-pointer API, whole-keyspace operations, statistics and INFO.
+ * initialisation, laying the table out in device memory (cuckoo/
+ * ccht_geom.h), the pinned staging slots and streams of the host-batch
+ * pipeline, the device-pointer API, whole-keyspace operations, statistics,
+ * INFO, and what happens when the device fails.
  *
  * Plain C over the CUDA runtime API; the kernels are in gpu_kernels.cu.
  * Every CUDA call goes through GPU_CK (gpu_internal.h).
+ *
+ * Faults. After creation, an allocation that fails is CUDIS_E_NOMEM (the
+ * engine goes on); any other CUDA error, or a launch still running after
+ * the watchdog (cfg.watchdog_ms), marks the engine failed: the reason is
+ * kept (gpu_engine_failure, INFO), every later call returns
+ * CUDIS_E_DEVFAIL without touching CUDA, and destroy frees host memory
+ * only (device resources go with the process: freeing them could wait for
+ * a hung kernel). No call ever waits on the device without a deadline:
+ * completions are polled (cudaEventQuery), device memory is allocated and
+ * freed stream-ordered, and outgrown pinned buffers are freed at destroy.
  */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "cudis_time.h"
 #include "gpu_internal.h"
 
+#define GPU_WATCHDOG_MS_DEFAULT 10000u
+
 /* ------------------------------------------------------------------------
- * Errors
+ * Errors and fault injection
  * ---------------------------------------------------------------------- */
 
 static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static char err_text[256];
+
+/* injection: fail the n-th checked call from now (0 = off), hang the
+ * n-th wait from now */
+static int fault_calls, fault_waits;
+
+int gpu_fault_filter(int err)
+{
+    if (__atomic_load_n(&fault_calls, __ATOMIC_RELAXED) > 0 &&
+        __atomic_sub_fetch(&fault_calls, 1, __ATOMIC_RELAXED) == 0) {
+        return (int)cudaErrorIllegalAddress;
+    }
+    return err;
+}
+
+static bool fault_hang(void)
+{
+    return __atomic_load_n(&fault_waits, __ATOMIC_RELAXED) > 0 &&
+           __atomic_sub_fetch(&fault_waits, 1, __ATOMIC_RELAXED) == 0;
+}
+
+void gpu_engine_inject_fault(int nth_call, int nth_wait)
+{
+    __atomic_store_n(&fault_calls, nth_call > 0 ? nth_call : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fault_waits, nth_wait > 0 ? nth_wait : 0, __ATOMIC_RELAXED);
+}
 
 int gpu_check_fail(int err, const char *expr, const char *file, int line)
 {
@@ -47,6 +88,77 @@ static void set_why(char *why, size_t why_len, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(why, why_len, fmt, ap);
     va_end(ap);
+}
+
+static bool is_failed(gpu_engine *g)
+{
+    return __atomic_load_n(&g->failed, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Mark the engine failed (the first reason stays); returns CUDIS_E_DEVFAIL. */
+static int engine_fail(gpu_engine *g, const char *fmt, ...)
+{
+    pthread_mutex_lock(&err_lock);
+    if (!g->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(g->fail_why, sizeof(g->fail_why), fmt, ap);
+        va_end(ap);
+        fprintf(stderr, "cudis gpu: engine failed on %s: %s\n", g->dev_name, g->fail_why);
+        __atomic_store_n(&g->failed, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&err_lock);
+    return CUDIS_E_DEVFAIL;
+}
+
+/* A CUDA step of normal operation: rc from GPU_CK; any failure fails the
+ * engine. */
+static int op_ck(gpu_engine *g, int rc)
+{
+    return rc == 0 ? 0 : engine_fail(g, "CUDA error: %s", gpu_last_error());
+}
+
+#define OP_CK(g, expr) op_ck((g), GPU_CK(expr))
+
+const char *gpu_engine_failure(gpu_engine *g)
+{
+    return g != NULL && is_failed(g) ? g->fail_why : NULL;
+}
+
+/* Wait for an event with the watchdog's deadline, polling (never blocks in
+ * CUDA). 0, or the engine fails. */
+static int wait_event(gpu_engine *g, cudaEvent_t ev)
+{
+    uint64_t deadline = cudis_mono_ns() + g->watchdog_ns;
+    bool hang = fault_hang();
+    for (unsigned n = 0;; n++) {
+        cudaError_t e = hang ? cudaErrorNotReady : cudaEventQuery(ev);
+        if (e == cudaSuccess) {
+            return 0;
+        }
+        if (e != cudaErrorNotReady) {
+            (void)cudaGetLastError();
+            return engine_fail(g, "device error: %s (%s)", cudaGetErrorName(e),
+                               cudaGetErrorString(e));
+        }
+        if (cudis_mono_ns() > deadline) {
+            return engine_fail(g, "a launch ran past the %llu ms watchdog",
+                               (unsigned long long)(g->watchdog_ns / 1000000));
+        }
+        if (n < 200) {
+            sched_yield();
+        } else {
+            struct timespec ts = {0, n < 2000 ? 10000 : 200000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+/* Record ev on s and wait for it. */
+static int wait_stream(gpu_engine *g, cudaStream_t s, cudaEvent_t ev)
+{
+    int rc = OP_CK(g, cudaEventRecord(ev, s));
+    return rc == 0 ? wait_event(g, ev) : rc;
 }
 
 /* ------------------------------------------------------------------------
@@ -130,7 +242,7 @@ int gpu_engine_probe(int device, char *why, size_t why_len)
 }
 
 /* ------------------------------------------------------------------------
- * Create / destroy
+ * Buffers
  * ---------------------------------------------------------------------- */
 
 #define GPU_SLOT_MIN_CAP (1u << 20)
@@ -143,68 +255,72 @@ static uint64_t align_up(uint64_t v, uint64_t a)
     return (v + a - 1) / a * a;
 }
 
-static void slot_free_buffers(gpu_slot *s)
+/* Keep an outgrown pinned buffer until destroy (freeing it now could wait
+ * for the device); when the list is full, free it after all. */
+static void retire_host(gpu_engine *g, void *h)
 {
-    if (s->h_buf != NULL) {
-        (void)GPU_CK(cudaFreeHost(s->h_buf));
+    if (h == NULL) {
+        return;
     }
-    if (s->d_buf != NULL) {
-        (void)GPU_CK(cudaFree(s->d_buf));
+    pthread_mutex_lock(&g->lock);
+    bool kept = g->n_retired < GPU_RETIRED;
+    if (kept) {
+        g->retired[g->n_retired++] = h;
     }
-    s->h_buf = NULL;
-    s->d_buf = NULL;
-    s->cap = 0;
+    pthread_mutex_unlock(&g->lock);
+    if (!kept) {
+        (void)GPU_CK(cudaFreeHost(h));
+    }
+}
+
+/* A pinned host buffer and a device buffer of at least `need` bytes, the
+ * device one stream-ordered on s. On failure the old ones stay. */
+static int buffers_reserve(gpu_engine *g, cudaStream_t s, uint8_t **h, uint8_t **d, size_t *cap,
+                           size_t need)
+{
+    if (*cap >= need) {
+        return 0;
+    }
+    size_t ncap = align_up(need > *cap * 2 ? need : *cap * 2, 1u << 20);
+    uint8_t *nh = NULL, *nd = NULL;
+    if (GPU_CK(cudaHostAlloc((void **)&nh, ncap, cudaHostAllocDefault)) != 0) {
+        return CUDIS_E_NOMEM;
+    }
+    if (GPU_CK(cudaMallocAsync((void **)&nd, ncap, s)) != 0) {
+        retire_host(g, nh);
+        return CUDIS_E_NOMEM;
+    }
+    if (*d != NULL && GPU_CK(cudaFreeAsync(*d, s)) != 0) {
+        return engine_fail(g, "CUDA error: %s", gpu_last_error());
+    }
+    retire_host(g, *h);
+    pthread_mutex_lock(&g->lock);
+    g->staging_bytes += 2 * (ncap - *cap);
+    pthread_mutex_unlock(&g->lock);
+    *h = nh;
+    *d = nd;
+    *cap = ncap;
+    return 0;
 }
 
 static int slot_reserve(gpu_engine *g, gpu_slot *s, size_t need)
 {
-    if (s->cap >= need) {
-        return 0;
-    }
-    size_t cap = align_up(need + need / 4, 1u << 20);
-    pthread_mutex_lock(&g->lock);
-    g->staging_bytes -= 2 * s->cap;
-    pthread_mutex_unlock(&g->lock);
-    slot_free_buffers(s);
-    int rc = GPU_CK(cudaHostAlloc((void **)&s->h_buf, cap, cudaHostAllocDefault));
-    if (rc == 0) {
-        rc = GPU_CK(cudaMalloc((void **)&s->d_buf, cap));
-    }
-    if (rc != 0) {
-        slot_free_buffers(s);
-        return CUDIS_E_NOMEM;
-    }
-    s->cap = cap;
-    pthread_mutex_lock(&g->lock);
-    g->staging_bytes += 2 * cap;
-    pthread_mutex_unlock(&g->lock);
-    return 0;
+    return buffers_reserve(g, s->stream, &s->h_buf, &s->d_buf, &s->cap, need);
 }
 
 static int scratch_reserve(gpu_engine *g, size_t need)
 {
-    if (g->scratch_cap >= need) {
-        return 0;
-    }
-    size_t cap = align_up(need + need / 4, 1u << 20);
-    if (g->h_scratch != NULL) {
-        (void)GPU_CK(cudaFreeHost(g->h_scratch));
-    }
-    if (g->d_scratch != NULL) {
-        (void)GPU_CK(cudaFree(g->d_scratch));
-    }
-    g->h_scratch = NULL;
-    g->d_scratch = NULL;
-    g->scratch_cap = 0;
-    int rc = GPU_CK(cudaHostAlloc((void **)&g->h_scratch, cap, cudaHostAllocDefault));
-    if (rc == 0) {
-        rc = GPU_CK(cudaMalloc((void **)&g->d_scratch, cap));
-    }
-    if (rc != 0) {
-        return CUDIS_E_NOMEM;
-    }
-    g->scratch_cap = cap;
-    return 0;
+    return buffers_reserve(g, g->aux, &g->h_scratch, &g->d_scratch, &g->scratch_cap, need);
+}
+
+/* ------------------------------------------------------------------------
+ * Create / destroy
+ * ---------------------------------------------------------------------- */
+
+static int upload_meta(gpu_engine *g)
+{
+    uint8_t *d_meta = (uint8_t *)g->d_mem + g->geom.meta_off;
+    return GPU_CK(cudaMemcpy(d_meta, g->meta_image, g->geom.meta_bytes, cudaMemcpyHostToDevice));
 }
 
 gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_len)
@@ -217,18 +333,20 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
     if (c.ways == 0) {
         c.ways = 8;
     }
-    if (c.ways != 4 && c.ways != 8 && c.ways != 16) {
-        set_why(why, why_len, "ways must be 4, 8 or 16 (got %u)", c.ways);
-        return NULL;
-    }
     if (c.max_key_len == 0) {
         c.max_key_len = 65535;
+    }
+    if (c.max_key_len > CCHT_ITEM_KLEN_MASK) {
+        c.max_key_len = CCHT_ITEM_KLEN_MASK;
     }
     if (c.max_val_len == 0) {
         c.max_val_len = 1u << 20;
     }
     if (c.seed == 0) {
         c.seed = 0x9e3779b97f4a7c15ull;
+    }
+    if (c.watchdog_ms == 0) {
+        c.watchdog_ms = GPU_WATCHDOG_MS_DEFAULT;
     }
     int dev = 0;
     if (pick_device(c.device, &dev, why, why_len) != 0) {
@@ -241,6 +359,7 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
     }
     g->cfg = c;
     g->device = dev;
+    g->watchdog_ns = (uint64_t)c.watchdog_ms * 1000000ull;
     g->rand_state = 0x2545f4914f6cdd1dull ^ c.seed;
     pthread_mutex_init(&g->lock, NULL);
     pthread_cond_init(&g->cond, NULL);
@@ -274,27 +393,32 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
         g->clamped = true;
     }
     g->budget = budget;
-    gpu_layout lay;
-    const char *lwhy = NULL;
-    if (gpu_layout_plan(&g->t, &lay, budget, c.ways, c.max_items, c.expected_item_bytes,
-                        c.max_key_len, c.max_val_len, c.allow_empty_key, c.seed, &lwhy) != 0) {
-        set_why(why, why_len, "%s (%llu bytes)", lwhy, (unsigned long long)budget);
+    const char *gwhy = NULL;
+    if (ccht_geom_plan(&g->geom, budget, c.max_items, c.ways, c.expected_item_bytes, &gwhy) != 0) {
+        set_why(why, why_len, "%s (%llu bytes)", gwhy, (unsigned long long)budget);
         goto fail;
     }
-    g->d_mem_bytes = lay.total;
-    if (GPU_CK(cudaMalloc(&g->d_mem, g->d_mem_bytes)) != 0) {
+    g->meta_image = calloc(1, g->geom.meta_bytes);
+    if (g->meta_image == NULL) {
+        set_why(why, why_len, "out of host memory");
+        goto fail;
+    }
+    ccht_geom_meta_init(&g->geom, g->meta_image, false);
+    if (GPU_CK(cudaMalloc(&g->d_mem, g->geom.total)) != 0) {
         set_why(why, why_len, "out of device memory: cudaMalloc of %llu MiB failed on %s",
-                (unsigned long long)(g->d_mem_bytes >> 20), g->dev_name);
+                (unsigned long long)(g->geom.total >> 20), g->dev_name);
         g->d_mem = NULL;
         goto fail;
     }
-    gpu_layout_bind(&g->t, &lay, g->d_mem);
-    if (GPU_CK(cudaMemset(g->d_mem, 0, g->d_mem_bytes)) != 0) {
+    ccht_geom_bind(&g->geom, &g->t, g->d_mem, c.max_key_len, c.max_val_len, c.allow_empty_key,
+                   c.seed);
+    if (GPU_CK(cudaMemset(g->d_mem, 0, g->geom.index_bytes)) != 0 || upload_meta(g) != 0) {
         set_why(why, why_len, "CUDA error clearing device memory: %s", gpu_last_error());
         goto fail;
     }
     if (GPU_CK(cudaStreamCreateWithFlags(&g->aux, cudaStreamNonBlocking)) != 0 ||
-        GPU_CK(cudaEventCreateWithFlags(&g->ev_dev, cudaEventDisableTiming)) != 0) {
+        GPU_CK(cudaEventCreateWithFlags(&g->ev_dev, cudaEventDisableTiming)) != 0 ||
+        GPU_CK(cudaEventCreateWithFlags(&g->ev_aux, cudaEventDisableTiming)) != 0) {
         set_why(why, why_len, "CUDA error creating streams: %s", gpu_last_error());
         goto fail;
     }
@@ -302,12 +426,13 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
         gpu_slot *s = &g->slot[i];
         if (GPU_CK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking)) != 0 ||
             GPU_CK(cudaEventCreate(&s->ev_k0)) != 0 || GPU_CK(cudaEventCreate(&s->ev_k1)) != 0 ||
+            GPU_CK(cudaEventCreateWithFlags(&s->ev_done, cudaEventDisableTiming)) != 0 ||
             slot_reserve(g, s, GPU_SLOT_MIN_CAP) != 0) {
             set_why(why, why_len, "CUDA error creating staging buffers: %s", gpu_last_error());
             goto fail;
         }
     }
-    if (scratch_reserve(g, GPU_SCRATCH_MIN) != 0) {
+    if (scratch_reserve(g, GPU_SCRATCH_MIN) != 0 || GPU_CK(cudaDeviceSynchronize()) != 0) {
         set_why(why, why_len, "CUDA error creating scratch buffers: %s", gpu_last_error());
         goto fail;
     }
@@ -326,38 +451,55 @@ void gpu_engine_destroy(gpu_engine *g)
     if (g == NULL) {
         return;
     }
-    (void)cudaSetDevice(g->device);
-    (void)cudaGetLastError();
-    (void)cudaDeviceSynchronize();
-    (void)cudaGetLastError();
-    for (int i = 0; i < GPU_SLOTS; i++) {
-        gpu_slot *s = &g->slot[i];
-        slot_free_buffers(s);
-        if (s->ev_k0 != NULL) {
-            (void)GPU_CK(cudaEventDestroy(s->ev_k0));
+    if (!is_failed(g)) {
+        (void)cudaSetDevice(g->device);
+        (void)cudaGetLastError();
+        (void)cudaDeviceSynchronize();
+        (void)cudaGetLastError();
+        for (int i = 0; i < GPU_SLOTS; i++) {
+            gpu_slot *s = &g->slot[i];
+            if (s->h_buf != NULL) {
+                (void)GPU_CK(cudaFreeHost(s->h_buf));
+            }
+            if (s->d_buf != NULL) {
+                (void)GPU_CK(cudaFree(s->d_buf));
+            }
+            if (s->ev_k0 != NULL) {
+                (void)GPU_CK(cudaEventDestroy(s->ev_k0));
+            }
+            if (s->ev_k1 != NULL) {
+                (void)GPU_CK(cudaEventDestroy(s->ev_k1));
+            }
+            if (s->ev_done != NULL) {
+                (void)GPU_CK(cudaEventDestroy(s->ev_done));
+            }
+            if (s->stream != NULL) {
+                (void)GPU_CK(cudaStreamDestroy(s->stream));
+            }
         }
-        if (s->ev_k1 != NULL) {
-            (void)GPU_CK(cudaEventDestroy(s->ev_k1));
+        for (unsigned i = 0; i < g->n_retired; i++) {
+            (void)GPU_CK(cudaFreeHost(g->retired[i]));
         }
-        if (s->stream != NULL) {
-            (void)GPU_CK(cudaStreamDestroy(s->stream));
+        if (g->h_scratch != NULL) {
+            (void)GPU_CK(cudaFreeHost(g->h_scratch));
+        }
+        if (g->d_scratch != NULL) {
+            (void)GPU_CK(cudaFree(g->d_scratch));
+        }
+        if (g->ev_dev != NULL) {
+            (void)GPU_CK(cudaEventDestroy(g->ev_dev));
+        }
+        if (g->ev_aux != NULL) {
+            (void)GPU_CK(cudaEventDestroy(g->ev_aux));
+        }
+        if (g->aux != NULL) {
+            (void)GPU_CK(cudaStreamDestroy(g->aux));
+        }
+        if (g->d_mem != NULL) {
+            (void)GPU_CK(cudaFree(g->d_mem));
         }
     }
-    if (g->h_scratch != NULL) {
-        (void)GPU_CK(cudaFreeHost(g->h_scratch));
-    }
-    if (g->d_scratch != NULL) {
-        (void)GPU_CK(cudaFree(g->d_scratch));
-    }
-    if (g->ev_dev != NULL) {
-        (void)GPU_CK(cudaEventDestroy(g->ev_dev));
-    }
-    if (g->aux != NULL) {
-        (void)GPU_CK(cudaStreamDestroy(g->aux));
-    }
-    if (g->d_mem != NULL) {
-        (void)GPU_CK(cudaFree(g->d_mem));
-    }
+    free(g->meta_image);
     pthread_mutex_destroy(&g->lock);
     pthread_cond_destroy(&g->cond);
     pthread_mutex_destroy(&g->enq_lock);
@@ -369,58 +511,88 @@ void gpu_engine_destroy(gpu_engine *g)
  * Ordering: every launch waits for the previous one (under enq_lock)
  * ---------------------------------------------------------------------- */
 
-/* Make `s` wait for the last launch and return the table for a new launch
- * (its own recency stamp). Caller holds enq_lock. */
-static int order_begin(gpu_engine *g, cudaStream_t s, gpu_table *t)
+/* Make `s` wait for the last launch and fill the launch's stamps and clamp
+ * work for n ops. Caller holds enq_lock. */
+static int order_begin(gpu_engine *g, cudaStream_t s, uint64_t n, gpu_launch *l)
 {
     if (g->last_ev != NULL) {
-        int rc = GPU_CK(cudaStreamWaitEvent(s, g->last_ev, 0));
+        int rc = OP_CK(g, cudaStreamWaitEvent(s, g->last_ev, 0));
         if (rc != 0) {
             return rc;
         }
     }
-    *t = g->t;
-    g->t.stamp++;
-    if (g->t.stamp == 0) {
-        g->t.stamp = 1;
-    }
+    gpu_launch_at(g->clock, n, g->t.v.n_buckets, l);
+    g->clock += n;
     return 0;
 }
 
 /* Record `ev` on `s` as the new last launch. Caller holds enq_lock. */
 static int order_end(gpu_engine *g, cudaStream_t s, cudaEvent_t ev)
 {
-    int rc = GPU_CK(cudaEventRecord(ev, s));
+    int rc = OP_CK(g, cudaEventRecord(ev, s));
     if (rc == 0) {
         g->last_ev = ev;
     }
     return rc;
 }
 
-/* Wait until all launches so far have finished (aux stream). */
-static int drain(gpu_engine *g)
+/* Make the aux stream wait for every launch so far. */
+static int aux_after_launches(gpu_engine *g)
 {
     int rc = 0;
     pthread_mutex_lock(&g->enq_lock);
     if (g->last_ev != NULL) {
-        rc = GPU_CK(cudaEventSynchronize(g->last_ev));
+        rc = OP_CK(g, cudaStreamWaitEvent(g->aux, g->last_ev, 0));
     }
     pthread_mutex_unlock(&g->enq_lock);
     return rc;
 }
 
-int gpu_engine_sync(gpu_engine *g)
+/* Wait until every launch so far has finished (caller holds ks_lock). */
+static int drain(gpu_engine *g)
+{
+    int rc = aux_after_launches(g);
+    return rc == 0 ? wait_stream(g, g->aux, g->ev_aux) : rc;
+}
+
+/* Copy n bytes of device memory to host memory after every launch so far
+ * (caller holds ks_lock; n <= scratch). */
+static int read_device(gpu_engine *g, void *dst, const void *d_src, size_t n)
+{
+    int rc = aux_after_launches(g);
+    if (rc == 0) {
+        rc = OP_CK(g, cudaMemcpyAsync(g->h_scratch, d_src, n, cudaMemcpyDeviceToHost, g->aux));
+    }
+    if (rc == 0) {
+        rc = wait_stream(g, g->aux, g->ev_aux);
+    }
+    if (rc == 0) {
+        memcpy(dst, g->h_scratch, n);
+    }
+    return rc;
+}
+
+/* Entry checks of every call: engine alive, device current. */
+static int enter(gpu_engine *g)
 {
     if (g == NULL) {
         return CUDIS_E_INVAL;
     }
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
+    if (is_failed(g)) {
+        return CUDIS_E_DEVFAIL;
     }
-    int rc = drain(g);
-    if (rc == 0) {
-        rc = GPU_CK(cudaDeviceSynchronize());
+    return OP_CK(g, cudaSetDevice(g->device));
+}
+
+int gpu_engine_sync(gpu_engine *g)
+{
+    int rc = enter(g);
+    if (rc != 0) {
+        return rc;
     }
+    pthread_mutex_lock(&g->ks_lock);
+    rc = drain(g);
+    pthread_mutex_unlock(&g->ks_lock);
     return rc;
 }
 
@@ -477,17 +649,9 @@ static void slot_release(gpu_engine *g, gpu_slot *s)
     pthread_mutex_unlock(&g->lock);
 }
 
-/* Copy a batch into a slot and enqueue copy-in, kernel and copy-back. */
-static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out)
+/* Bytes of `in` a batch's ops refer to (0 when it has none). */
+static uint64_t batch_in_len(const cudis_batch *b)
 {
-    *out = NULL;
-    if (g == NULL || b == NULL || (b->n_ops > 0 && (b->ops == NULL || b->res == NULL))) {
-        return CUDIS_E_INVAL;
-    }
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
-    }
-    /* Bytes of `in` the ops refer to. */
     uint64_t in_len = 0;
     for (uint32_t i = 0; i < b->n_ops; i++) {
         const cudis_op *op = &b->ops[i];
@@ -503,6 +667,21 @@ static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out
             }
         }
     }
+    return in_len;
+}
+
+/* Copy a batch into a slot and enqueue copy-in, kernel and copy-back. */
+static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out)
+{
+    *out = NULL;
+    if (g == NULL || b == NULL || (b->n_ops > 0 && (b->ops == NULL || b->res == NULL))) {
+        return CUDIS_E_INVAL;
+    }
+    int rc = enter(g);
+    if (rc != 0) {
+        return rc;
+    }
+    uint64_t in_len = batch_in_len(b);
     if (in_len > 0 && b->in == NULL) {
         return CUDIS_E_INVAL;
     }
@@ -513,7 +692,7 @@ static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out
     if (s == NULL) {
         return CUDIS_E_BUSY;
     }
-    int rc = slot_reserve(g, s, l.total);
+    rc = slot_reserve(g, s, l.total);
     if (rc != 0) {
         slot_release(g, s);
         return rc;
@@ -535,8 +714,10 @@ static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out
     memset(s->h_buf + l.hdr, 0, GPU_HDR_BYTES);
 
     gpu_batch_args a;
+    memset(&a, 0, sizeof(a));
     a.ops = (const cudis_op *)(s->d_buf + l.ops);
     a.in = s->d_buf + l.in;
+    a.in_len = in_len;
     a.res = (cudis_result *)(s->d_buf + l.res);
     a.out = s->d_buf + l.out;
     a.out_cap = out_cap;
@@ -544,24 +725,23 @@ static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out
     a.n_ops = b->n_ops;
     a.now_ms = b->now_ms;
 
-    gpu_table t;
     pthread_mutex_lock(&g->enq_lock);
-    rc = GPU_CK(cudaMemcpyAsync(s->d_buf, s->h_buf, l.res, cudaMemcpyHostToDevice, s->stream));
+    rc = OP_CK(g, cudaMemcpyAsync(s->d_buf, s->h_buf, l.res, cudaMemcpyHostToDevice, s->stream));
     if (rc == 0) {
-        rc = order_begin(g, s->stream, &t);
+        rc = order_begin(g, s->stream, b->n_ops, &a.l);
     }
     if (rc == 0) {
-        rc = GPU_CK(cudaEventRecord(s->ev_k0, s->stream));
+        rc = OP_CK(g, cudaEventRecord(s->ev_k0, s->stream));
     }
     if (rc == 0) {
-        rc = gpu_k_batch(&t, &a, s->stream);
+        rc = op_ck(g, gpu_k_batch(&g->t, &a, s->stream));
     }
     if (rc == 0) {
         rc = order_end(g, s->stream, s->ev_k1);
     }
     if (rc == 0) {
-        rc = GPU_CK(cudaMemcpyAsync(s->h_buf + l.hdr, s->d_buf + l.hdr, l.out - l.hdr,
-                                    cudaMemcpyDeviceToHost, s->stream));
+        rc = OP_CK(g, cudaMemcpyAsync(s->h_buf + l.hdr, s->d_buf + l.hdr, l.out - l.hdr,
+                                      cudaMemcpyDeviceToHost, s->stream));
     }
     pthread_mutex_unlock(&g->enq_lock);
     s->rc = rc;
@@ -580,20 +760,20 @@ static int batch_complete(gpu_engine *g, gpu_slot *s)
         return rc;
     }
     if (rc == 0) {
-        rc = GPU_CK(cudaSetDevice(g->device));
+        rc = is_failed(g) ? CUDIS_E_DEVFAIL : OP_CK(g, cudaSetDevice(g->device));
     }
     if (rc == 0) {
-        rc = GPU_CK(cudaStreamSynchronize(s->stream));
+        rc = wait_stream(g, s->stream, s->ev_done);
     }
     uint64_t out_len = 0;
     if (rc == 0) {
         memcpy(&out_len, s->h_buf + s->lay_hdr, sizeof(out_len));
         uint64_t n = out_len < s->out_cap ? out_len : s->out_cap;
         if (n > 0) {
-            rc = GPU_CK(cudaMemcpyAsync(s->h_buf + s->lay_out, s->d_buf + s->lay_out, n,
-                                        cudaMemcpyDeviceToHost, s->stream));
+            rc = OP_CK(g, cudaMemcpyAsync(s->h_buf + s->lay_out, s->d_buf + s->lay_out, n,
+                                          cudaMemcpyDeviceToHost, s->stream));
             if (rc == 0) {
-                rc = GPU_CK(cudaStreamSynchronize(s->stream));
+                rc = wait_stream(g, s->stream, s->ev_done);
             }
             if (rc == 0) {
                 memcpy(b->out, s->h_buf + s->lay_out, n);
@@ -628,7 +808,7 @@ static int batch_complete(gpu_engine *g, gpu_slot *s)
 int gpu_engine_execute(gpu_engine *g, cudis_batch *b)
 {
     if (b != NULL && b->n_ops == 0 && g != NULL) {
-        return CUDIS_OK;
+        return is_failed(g) ? CUDIS_E_DEVFAIL : CUDIS_OK;
     }
     gpu_slot *s;
     int rc = batch_submit(g, b, true, &s);
@@ -683,13 +863,10 @@ static bool is_device_ptr(const void *p)
     return at.type == cudaMemoryTypeDevice || at.type == cudaMemoryTypeManaged;
 }
 
-static int dev_launch_begin(gpu_engine *g, cudaStream_t s, gpu_table *t)
+static int dev_launch_begin(gpu_engine *g, cudaStream_t s, uint64_t n, gpu_launch *l)
 {
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
-    }
     pthread_mutex_lock(&g->enq_lock);
-    int rc = order_begin(g, s, t);
+    int rc = order_begin(g, s, n, l);
     if (rc != 0) {
         pthread_mutex_unlock(&g->enq_lock);
     }
@@ -706,22 +883,27 @@ static int dev_launch_end(gpu_engine *g, cudaStream_t s, int rc)
 }
 
 int gpu_engine_execute_dev(gpu_engine *g, const cudis_op *d_ops, uint32_t n_ops,
-                           const uint8_t *d_in, cudis_result *d_res, uint8_t *d_out,
-                           uint64_t out_cap, uint64_t *d_out_len, int64_t now_ms, void *stream)
+                           const uint8_t *d_in, uint64_t in_len, cudis_result *d_res,
+                           uint8_t *d_out, uint64_t out_cap, uint64_t *d_out_len, int64_t now_ms,
+                           void *stream)
 {
-    if (g == NULL || (n_ops > 0 && (d_ops == NULL || d_res == NULL || d_out_len == NULL))) {
+    if (g == NULL || (n_ops > 0 && (d_ops == NULL || d_res == NULL || d_out_len == NULL)) ||
+        (d_in == NULL && in_len > 0) || (d_out == NULL && out_cap > 0)) {
         return CUDIS_E_INVAL;
     }
-    if (n_ops == 0) {
-        return CUDIS_OK;
+    int rc = enter(g);
+    if (rc != 0 || n_ops == 0) {
+        return rc;
     }
     if (!is_device_ptr(d_ops) || !is_device_ptr(d_res) || !is_device_ptr(d_out_len) ||
         (d_in != NULL && !is_device_ptr(d_in)) || (d_out != NULL && !is_device_ptr(d_out))) {
         return CUDIS_E_INVAL;
     }
     gpu_batch_args a;
+    memset(&a, 0, sizeof(a));
     a.ops = d_ops;
     a.in = d_in;
+    a.in_len = d_in != NULL ? in_len : 0;
     a.res = d_res;
     a.out = d_out;
     a.out_cap = d_out != NULL ? out_cap : 0;
@@ -729,12 +911,11 @@ int gpu_engine_execute_dev(gpu_engine *g, const cudis_op *d_ops, uint32_t n_ops,
     a.n_ops = n_ops;
     a.now_ms = now_ms;
     cudaStream_t s = (cudaStream_t)stream;
-    gpu_table t;
-    int rc = dev_launch_begin(g, s, &t);
+    rc = dev_launch_begin(g, s, n_ops, &a.l);
     if (rc != 0) {
         return rc;
     }
-    rc = gpu_k_batch(&t, &a, s);
+    rc = op_ck(g, gpu_k_batch(&g->t, &a, s));
     return dev_launch_end(g, s, rc);
 }
 
@@ -759,13 +940,11 @@ int gpu_engine_get_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint
     if (g == NULL || (d_miss == NULL) != (d_n_miss == NULL) || (d_vals == NULL && val_stride > 0)) {
         return CUDIS_E_INVAL;
     }
-    if (n == 0) {
-        return CUDIS_OK;
+    int rc = enter(g);
+    if (rc != 0 || n == 0) {
+        return rc;
     }
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
-    }
-    int rc = check_fixed_keys(g, d_keys, key_len);
+    rc = check_fixed_keys(g, d_keys, key_len);
     if (rc != 0) {
         return rc;
     }
@@ -786,16 +965,15 @@ int gpu_engine_get_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint
     a.n_miss = d_n_miss;
     a.now_ms = now_ms;
     cudaStream_t s = (cudaStream_t)stream;
-    gpu_table t;
-    rc = dev_launch_begin(g, s, &t);
+    rc = dev_launch_begin(g, s, n, &a.l);
     if (rc != 0) {
         return rc;
     }
     if (d_n_miss != NULL) {
-        rc = GPU_CK(cudaMemsetAsync(d_n_miss, 0, sizeof(uint32_t), s));
+        rc = OP_CK(g, cudaMemsetAsync(d_n_miss, 0, sizeof(uint32_t), s));
     }
     if (rc == 0) {
-        rc = gpu_k_get_fixed(&t, &a, s);
+        rc = op_ck(g, gpu_k_get_fixed(&g->t, &a, s));
     }
     return dev_launch_end(g, s, rc);
 }
@@ -807,13 +985,11 @@ int gpu_engine_set_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint
     if (g == NULL || (d_vals == NULL && val_len > 0)) {
         return CUDIS_E_INVAL;
     }
-    if (n == 0) {
-        return CUDIS_OK;
+    int rc = enter(g);
+    if (rc != 0 || n == 0) {
+        return rc;
     }
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
-    }
-    int rc = check_fixed_keys(g, d_keys, key_len);
+    rc = check_fixed_keys(g, d_keys, key_len);
     if (rc != 0) {
         return rc;
     }
@@ -835,18 +1011,39 @@ int gpu_engine_set_dev(gpu_engine *g, const void *d_keys, uint32_t key_len, uint
     a.expire_ms = expire_ms;
     a.now_ms = now_ms;
     cudaStream_t s = (cudaStream_t)stream;
-    gpu_table t;
-    rc = dev_launch_begin(g, s, &t);
+    rc = dev_launch_begin(g, s, n, &a.l);
     if (rc != 0) {
         return rc;
     }
-    rc = gpu_k_set_fixed(&t, &a, s);
+    rc = op_ck(g, gpu_k_set_fixed(&g->t, &a, s));
     return dev_launch_end(g, s, rc);
 }
 
 /* ------------------------------------------------------------------------
- * Whole-keyspace operations (between batches, on the aux stream)
+ * Whole-keyspace operations (between batches, on the aux stream, ks_lock)
  * ---------------------------------------------------------------------- */
+
+/* Launch a keyspace kernel on aux after every launch so far (it moves no
+ * stamps). */
+static int aux_launch_begin(gpu_engine *g)
+{
+    gpu_launch l;
+    pthread_mutex_lock(&g->enq_lock);
+    int rc = order_begin(g, g->aux, 0, &l);
+    if (rc != 0) {
+        pthread_mutex_unlock(&g->enq_lock);
+    }
+    return rc;
+}
+
+static int aux_launch_end(gpu_engine *g, int rc)
+{
+    if (rc == 0) {
+        rc = order_end(g, g->aux, g->ev_dev);
+    }
+    pthread_mutex_unlock(&g->enq_lock);
+    return rc;
+}
 
 /* Collect the keys of buckets [first, first + n) into h_scratch; returns the
  * bytes of records there (>= 0) or a negative code. */
@@ -854,26 +1051,22 @@ static int64_t collect(gpu_engine *g, uint64_t first, uint64_t n, int64_t now_ms
 {
     for (int attempt = 0; attempt < 2; attempt++) {
         uint64_t cap = g->scratch_cap - 8;
-        gpu_table t;
-        pthread_mutex_lock(&g->enq_lock);
-        int rc = order_begin(g, g->aux, &t);
+        int rc = aux_launch_begin(g);
+        if (rc != 0) {
+            return rc;
+        }
+        rc = OP_CK(g, cudaMemsetAsync(g->d_scratch, 0, 8, g->aux));
         if (rc == 0) {
-            rc = GPU_CK(cudaMemsetAsync(g->d_scratch, 0, 8, g->aux));
+            rc = op_ck(g, gpu_k_collect(&g->t, first, n, now_ms, g->d_scratch + 8, cap,
+                                        (uint64_t *)g->d_scratch, g->aux));
+        }
+        rc = aux_launch_end(g, rc);
+        if (rc == 0) {
+            rc = OP_CK(
+                g, cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost, g->aux));
         }
         if (rc == 0) {
-            rc = gpu_k_collect(&t, first, n, now_ms, g->d_scratch + 8, cap,
-                               (uint64_t *)g->d_scratch, g->aux);
-        }
-        if (rc == 0) {
-            rc = order_end(g, g->aux, g->ev_dev);
-        }
-        pthread_mutex_unlock(&g->enq_lock);
-        if (rc == 0) {
-            rc = GPU_CK(
-                cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost, g->aux));
-        }
-        if (rc == 0) {
-            rc = GPU_CK(cudaStreamSynchronize(g->aux));
+            rc = wait_stream(g, g->aux, g->ev_aux);
         }
         if (rc != 0) {
             return rc;
@@ -882,30 +1075,28 @@ static int64_t collect(gpu_engine *g, uint64_t first, uint64_t n, int64_t now_ms
         memcpy(&len, g->h_scratch, 8);
         if (len <= cap) {
             if (len > 0) {
-                rc = GPU_CK(
-                    cudaMemcpy(g->h_scratch + 8, g->d_scratch + 8, len, cudaMemcpyDeviceToHost));
+                rc = OP_CK(g, cudaMemcpyAsync(g->h_scratch + 8, g->d_scratch + 8, len,
+                                              cudaMemcpyDeviceToHost, g->aux));
+                if (rc == 0) {
+                    rc = wait_stream(g, g->aux, g->ev_aux);
+                }
                 if (rc != 0) {
                     return rc;
                 }
             }
             return (int64_t)len;
         }
-        if (scratch_reserve(g, len + 8) != 0) {
-            return CUDIS_E_NOMEM;
+        rc = scratch_reserve(g, len + 8);
+        if (rc != 0) {
+            return rc;
         }
     }
     return CUDIS_E_BUSY;
 }
 
-static int gpu_engine_scan_locked(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
-                                  cudis_scan_fn fn, void *arg, uint64_t *next)
+static int scan_locked(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
+                       cudis_scan_fn fn, void *arg, uint64_t *next)
 {
-    if (g == NULL || fn == NULL || next == NULL) {
-        return CUDIS_E_INVAL;
-    }
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
-    }
     uint64_t nb = g->t.v.n_buckets;
     if (cursor >= nb) {
         *next = 0;
@@ -937,40 +1128,28 @@ static int gpu_engine_scan_locked(gpu_engine *g, uint64_t cursor, uint32_t count
 
 static uint64_t rand_next(gpu_engine *g)
 {
-    pthread_mutex_lock(&g->lock);
     uint64_t x = g->rand_state;
     x ^= x << 13;
     x ^= x >> 7;
     x ^= x << 17;
     g->rand_state = x;
-    pthread_mutex_unlock(&g->lock);
     return x;
 }
 
-static int read_counters(gpu_engine *g, gpu_counters *c)
+static int read_counters(gpu_engine *g, uint64_t *c)
 {
-    int rc = drain(g);
-    if (rc == 0) {
-        rc = GPU_CK(cudaMemcpy(c, g->t.cnt, sizeof(*c), cudaMemcpyDeviceToHost));
-    }
-    return rc;
+    return read_device(g, c, g->t.cnt, sizeof(uint64_t) * CCHT_C__COUNT);
 }
 
-static int gpu_engine_random_key_locked(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap,
-                                        uint32_t *len)
+static int random_key_locked(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                             uint32_t *len)
 {
-    if (g == NULL || len == NULL || (buf == NULL && cap > 0)) {
-        return CUDIS_E_INVAL;
-    }
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
-    }
-    gpu_counters c;
-    int rc = read_counters(g, &c);
+    uint64_t c[CCHT_C__COUNT];
+    int rc = read_counters(g, c);
     if (rc != 0) {
         return rc;
     }
-    if (c.c[GPU_C_ITEMS] == 0) {
+    if (c[CCHT_C_ITEMS] == 0) {
         return 0;
     }
     uint64_t nb = g->t.v.n_buckets;
@@ -1022,64 +1201,52 @@ static int gpu_engine_random_key_locked(gpu_engine *g, int64_t now_ms, uint8_t *
     return 0;
 }
 
-static int gpu_engine_flush_locked(gpu_engine *g)
+static int flush_locked(gpu_engine *g)
 {
-    if (g == NULL) {
-        return CUDIS_E_INVAL;
+    int rc = aux_launch_begin(g);
+    if (rc != 0) {
+        return rc;
     }
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
-    }
-    int rc = drain(g);
-    uint64_t index = (uint64_t)(g->t.v.arena - g->t.v.buckets);
+    const ccht_geom *m = &g->geom;
+    uint8_t *d_meta = (uint8_t *)g->d_mem + m->meta_off;
+    rc = OP_CK(g, cudaMemsetAsync(g->t.v.buckets, 0, m->index_bytes, g->aux));
     if (rc == 0) {
-        rc = GPU_CK(cudaMemset(g->t.v.buckets, 0, index));
-    }
-    if (rc == 0) {
-        rc = GPU_CK(cudaMemset(g->t.alloc, 0, sizeof(gpu_alloc)));
-    }
-    if (rc == 0) {
-        rc = GPU_CK(cudaMemset(&g->t.cnt->c[GPU_C_ITEMS], 0,
-                               sizeof(uint64_t) * (GPU_C_CHUNK_BYTES - GPU_C_ITEMS + 1)));
+        /* gauges to zero; hits, misses, evictions and the clock stay */
+        rc = OP_CK(g, cudaMemsetAsync(&g->t.cnt[CCHT_C_FIRST_GAUGE], 0,
+                                      sizeof(uint64_t) * (CCHT_C__COUNT - CCHT_C_FIRST_GAUGE),
+                                      g->aux));
     }
     if (rc == 0) {
-        rc = GPU_CK(cudaDeviceSynchronize());
+        rc = OP_CK(g, cudaMemcpyAsync(d_meta + m->m_pool, g->meta_image + m->m_pool,
+                                      m->meta_bytes - m->m_pool, cudaMemcpyHostToDevice, g->aux));
     }
-    return rc;
+    rc = aux_launch_end(g, rc);
+    return rc == 0 ? wait_stream(g, g->aux, g->ev_aux) : rc;
 }
 
-static int gpu_engine_sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work)
+static int sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work)
 {
-    if (g == NULL) {
-        return CUDIS_E_INVAL;
-    }
-    if (GPU_CK(cudaSetDevice(g->device)) != 0) {
-        return CUDIS_E_CUDA;
-    }
     uint64_t nb = g->t.v.n_buckets;
     uint64_t first = g->sweep_cursor % nb;
     uint64_t n = max_work ? max_work : 1;
     if (n > nb - first) {
         n = nb - first;
     }
-    gpu_table t;
-    pthread_mutex_lock(&g->enq_lock);
-    int rc = order_begin(g, g->aux, &t);
+    int rc = aux_launch_begin(g);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = OP_CK(g, cudaMemsetAsync(g->d_scratch, 0, 8, g->aux));
     if (rc == 0) {
-        rc = GPU_CK(cudaMemsetAsync(g->d_scratch, 0, 8, g->aux));
+        rc = op_ck(g, gpu_k_sweep(&g->t, first, n, now_ms, (uint64_t *)g->d_scratch, g->aux));
+    }
+    rc = aux_launch_end(g, rc);
+    if (rc == 0) {
+        rc = OP_CK(g,
+                   cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost, g->aux));
     }
     if (rc == 0) {
-        rc = gpu_k_sweep(&t, first, n, now_ms, (uint64_t *)g->d_scratch, g->aux);
-    }
-    if (rc == 0) {
-        rc = order_end(g, g->aux, g->ev_dev);
-    }
-    pthread_mutex_unlock(&g->enq_lock);
-    if (rc == 0) {
-        rc = GPU_CK(cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost, g->aux));
-    }
-    if (rc == 0) {
-        rc = GPU_CK(cudaStreamSynchronize(g->aux));
+        rc = wait_stream(g, g->aux, g->ev_aux);
     }
     if (rc != 0) {
         return rc;
@@ -1090,59 +1257,69 @@ static int gpu_engine_sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_w
     return count > (uint64_t)INT32_MAX ? INT32_MAX : (int)count;
 }
 
-/* The keyspace operations, one at a time (they share the scratch buffers). */
+/* The keyspace operations, one at a time (they share aux and scratch). */
+#define KS_CALL(g, call)                                                                           \
+    do {                                                                                           \
+        int rc_ = enter(g);                                                                        \
+        if (rc_ != 0) {                                                                            \
+            return rc_;                                                                            \
+        }                                                                                          \
+        pthread_mutex_lock(&(g)->ks_lock);                                                         \
+        rc_ = (call);                                                                              \
+        pthread_mutex_unlock(&(g)->ks_lock);                                                       \
+        return rc_;                                                                                \
+    } while (0)
+
 int gpu_engine_scan(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
                     cudis_scan_fn fn, void *arg, uint64_t *next)
 {
-    if (g == NULL) {
+    if (fn == NULL || next == NULL) {
         return CUDIS_E_INVAL;
     }
-    pthread_mutex_lock(&g->ks_lock);
-    int rc = gpu_engine_scan_locked(g, cursor, count, now_ms, fn, arg, next);
-    pthread_mutex_unlock(&g->ks_lock);
-    return rc;
+    KS_CALL(g, scan_locked(g, cursor, count, now_ms, fn, arg, next));
 }
 
 int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
 {
-    if (g == NULL) {
+    if (len == NULL || (buf == NULL && cap > 0)) {
         return CUDIS_E_INVAL;
     }
-    pthread_mutex_lock(&g->ks_lock);
-    int rc = gpu_engine_random_key_locked(g, now_ms, buf, cap, len);
-    pthread_mutex_unlock(&g->ks_lock);
-    return rc;
+    KS_CALL(g, random_key_locked(g, now_ms, buf, cap, len));
 }
 
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work)
 {
-    if (g == NULL) {
-        return CUDIS_E_INVAL;
-    }
-    pthread_mutex_lock(&g->ks_lock);
-    int rc = gpu_engine_sweep_locked(g, now_ms, max_work);
-    pthread_mutex_unlock(&g->ks_lock);
-    return rc;
+    KS_CALL(g, sweep_locked(g, now_ms, max_work));
 }
 
 int gpu_engine_flush(gpu_engine *g)
 {
-    if (g == NULL) {
-        return CUDIS_E_INVAL;
-    }
-    pthread_mutex_lock(&g->ks_lock);
-    int rc = gpu_engine_flush_locked(g);
-    pthread_mutex_unlock(&g->ks_lock);
-    return rc;
+    KS_CALL(g, flush_locked(g));
 }
 
 /* ------------------------------------------------------------------------
  * Statistics and INFO
  * ---------------------------------------------------------------------- */
 
-static uint64_t meta_bytes(const gpu_engine *g)
+/* Counters and the pages in use, read after every launch so far. */
+static int read_state(gpu_engine *g, uint64_t *c, uint32_t *pages_used)
 {
-    return g->d_mem_bytes - g->t.v.arena_bytes;
+    memset(c, 0, sizeof(uint64_t) * CCHT_C__COUNT);
+    *pages_used = 0;
+    if (enter(g) != 0) {
+        return CUDIS_E_DEVFAIL;
+    }
+    pthread_mutex_lock(&g->ks_lock);
+    int rc = read_counters(g, c);
+    ccht_pool pool;
+    if (rc == 0) {
+        rc = read_device(g, &pool, g->t.a.pool, sizeof(pool));
+    }
+    pthread_mutex_unlock(&g->ks_lock);
+    if (rc == 0) {
+        *pages_used = pool.pages_used;
+    }
+    return rc;
 }
 
 void gpu_engine_stats(gpu_engine *g, cudis_stats *out)
@@ -1151,35 +1328,38 @@ void gpu_engine_stats(gpu_engine *g, cudis_stats *out)
     if (g == NULL) {
         return;
     }
-    gpu_counters c;
-    memset(&c, 0, sizeof(c));
-    if (cudaSetDevice(g->device) != cudaSuccess || read_counters(g, &c) != 0) {
-        (void)cudaGetLastError();
-    }
-    out->items = c.c[GPU_C_ITEMS];
-    out->index_bytes = meta_bytes(g);
-    out->bytes_used = out->index_bytes + c.c[GPU_C_CHUNK_BYTES];
+    uint64_t c[CCHT_C__COUNT];
+    uint32_t pages_used = 0;
+    (void)read_state(g, c, &pages_used);
+    out->items = c[CCHT_C_ITEMS];
+    out->index_bytes = g->geom.index_bytes + g->geom.meta_bytes;
+    out->bytes_used = out->index_bytes + (uint64_t)pages_used * g->geom.page_bytes;
     out->bytes_budget = g->budget;
-    out->key_bytes = c.c[GPU_C_KEY_BYTES];
-    out->value_bytes = c.c[GPU_C_VAL_BYTES];
-    out->hits = c.c[GPU_C_HITS];
-    out->misses = c.c[GPU_C_MISSES];
-    out->evict_bucket = c.c[GPU_C_EVICT_BUCKET];
-    out->evict_memory = c.c[GPU_C_EVICT_MEMORY];
-    out->evict_expired = c.c[GPU_C_EVICT_EXPIRED];
-    out->capacity = g->t.v.n_buckets * g->t.v.ways;
+    out->key_bytes = c[CCHT_C_KEY_BYTES];
+    out->value_bytes = c[CCHT_C_VAL_BYTES];
+    out->hits = c[CCHT_C_HITS];
+    out->misses = c[CCHT_C_MISSES];
+    out->evict_bucket = c[CCHT_C_EVICT_BUCKET];
+    out->evict_memory = c[CCHT_C_EVICT_MEMORY];
+    out->evict_expired = c[CCHT_C_EVICT_EXPIRED];
+    out->capacity = g->geom.n_buckets * g->geom.ways;
     out->load_factor = out->capacity ? (double)out->items / (double)out->capacity : 0;
 }
 
 void gpu_engine_reset_stats(gpu_engine *g)
 {
-    if (g == NULL || cudaSetDevice(g->device) != cudaSuccess || drain(g) != 0) {
-        (void)cudaGetLastError();
+    if (enter(g) != 0) {
         return;
     }
-    (void)GPU_CK(cudaMemset(g->t.cnt, 0, sizeof(uint64_t) * (GPU_C_EVICT_EXPIRED + 1)));
-    (void)GPU_CK(cudaMemset(&g->t.cnt->c[GPU_C_FULL], 0, sizeof(uint64_t)));
-    (void)GPU_CK(cudaDeviceSynchronize());
+    pthread_mutex_lock(&g->ks_lock);
+    if (aux_launch_begin(g) == 0) {
+        int rc =
+            OP_CK(g, cudaMemsetAsync(g->t.cnt, 0, sizeof(uint64_t) * CCHT_C_FIRST_GAUGE, g->aux));
+        if (aux_launch_end(g, rc) == 0) {
+            (void)wait_stream(g, g->aux, g->ev_aux);
+        }
+    }
+    pthread_mutex_unlock(&g->ks_lock);
     pthread_mutex_lock(&g->lock);
     g->batches = 0;
     g->batch_ops = 0;
@@ -1193,61 +1373,87 @@ size_t gpu_engine_info(gpu_engine *g, char *buf, size_t cap)
     if (g == NULL) {
         return 0;
     }
-    cudis_stats st;
-    gpu_engine_stats(g, &st);
-    gpu_counters c;
-    memset(&c, 0, sizeof(c));
-    if (read_counters(g, &c) != 0) {
-        (void)cudaGetLastError();
-    }
+    uint64_t c[CCHT_C__COUNT];
+    uint32_t pages_used = 0;
+    (void)read_state(g, c, &pages_used);
     size_t free_b = 0, total_b = 0;
-    if (cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
-        (void)cudaGetLastError();
-    }
-    uint64_t bump = 0;
-    if (cudaMemcpy(&bump, &g->t.alloc->bump, sizeof(bump), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (!is_failed(g) && cudaMemGetInfo(&free_b, &total_b) != cudaSuccess) {
         (void)cudaGetLastError();
     }
     pthread_mutex_lock(&g->lock);
     uint64_t batches = g->batches, ops = g->batch_ops, maxops = g->batch_max_ops;
     double kus = g->kernel_us_total, last = g->last_kernel_us;
-    uint64_t staging = g->staging_bytes + 2 * g->scratch_cap;
+    uint64_t staging = g->staging_bytes;
     pthread_mutex_unlock(&g->lock);
-    if (bump > g->t.v.arena_bytes) {
-        bump = g->t.v.arena_bytes;
-    }
-    int n = snprintf(buf, cap,
-                     "gpu_device:%s\r\n"
-                     "gpu_device_ordinal:%d\r\n"
-                     "gpu_compute_capability:%d.%d\r\n"
-                     "gpu_memory_total:%zu\r\n"
-                     "gpu_memory_free:%zu\r\n"
-                     "gpu_memory_budget:%llu\r\n"
-                     "gpu_memory_budget_clamped:%d\r\n"
-                     "gpu_memory_cache:%llu\r\n"
-                     "gpu_memory_index:%llu\r\n"
-                     "gpu_memory_arena:%llu\r\n"
-                     "gpu_memory_arena_carved:%llu\r\n"
-                     "gpu_memory_staging:%llu\r\n"
-                     "gpu_buckets:%llu\r\n"
-                     "gpu_ways:%u\r\n"
-                     "gpu_size_classes:%u\r\n"
-                     "gpu_page_bytes:%u\r\n"
-                     "gpu_batches:%llu\r\n"
-                     "gpu_batch_ops_avg:%.1f\r\n"
-                     "gpu_batch_ops_max:%llu\r\n"
-                     "gpu_kernel_us_per_batch:%.2f\r\n"
-                     "gpu_kernel_us_last:%.2f\r\n"
-                     "gpu_writes_full:%llu\r\n"
-                     "gpu_last_cuda_error:%s\r\n",
-                     g->dev_name, g->device, g->cc_major, g->cc_minor, total_b, free_b,
-                     (unsigned long long)g->budget, g->clamped ? 1 : 0,
-                     (unsigned long long)st.bytes_used, (unsigned long long)st.index_bytes,
-                     (unsigned long long)g->t.v.arena_bytes, (unsigned long long)bump,
-                     (unsigned long long)staging, (unsigned long long)g->t.v.n_buckets, g->t.v.ways,
-                     g->t.n_classes, g->t.page_bytes, (unsigned long long)batches,
-                     batches ? (double)ops / (double)batches : 0.0, (unsigned long long)maxops,
-                     batches ? kus / (double)batches : 0.0, last,
-                     (unsigned long long)c.c[GPU_C_FULL], gpu_last_error());
+    const ccht_geom *m = &g->geom;
+    int n = snprintf(
+        buf, cap,
+        "gpu_device:%s\r\n"
+        "gpu_device_ordinal:%d\r\n"
+        "gpu_compute_capability:%d.%d\r\n"
+        "gpu_memory_total:%zu\r\n"
+        "gpu_memory_free:%zu\r\n"
+        "gpu_memory_budget:%llu\r\n"
+        "gpu_memory_budget_clamped:%d\r\n"
+        "gpu_memory_index:%llu\r\n"
+        "gpu_memory_arena:%llu\r\n"
+        "gpu_memory_arena_used:%llu\r\n"
+        "gpu_memory_staging:%llu\r\n"
+        "gpu_buckets:%llu\r\n"
+        "gpu_ways:%u\r\n"
+        "gpu_size_classes:%u\r\n"
+        "gpu_page_bytes:%llu\r\n"
+        "gpu_batches:%llu\r\n"
+        "gpu_batch_ops_avg:%.1f\r\n"
+        "gpu_batch_ops_max:%llu\r\n"
+        "gpu_kernel_us_per_batch:%.2f\r\n"
+        "gpu_kernel_us_last:%.2f\r\n"
+        "gpu_writes_full:%llu\r\n"
+        "gpu_watchdog_ms:%llu\r\n"
+        "gpu_failed:%d\r\n"
+        "gpu_failure:%s\r\n"
+        "gpu_last_cuda_error:%s\r\n",
+        g->dev_name, g->device, g->cc_major, g->cc_minor, total_b, free_b,
+        (unsigned long long)g->budget, g->clamped ? 1 : 0,
+        (unsigned long long)(m->index_bytes + m->meta_bytes), (unsigned long long)m->arena_bytes,
+        (unsigned long long)pages_used * m->page_bytes, (unsigned long long)staging,
+        (unsigned long long)m->n_buckets, m->ways, m->n_classes, (unsigned long long)m->page_bytes,
+        (unsigned long long)batches, batches ? (double)ops / (double)batches : 0.0,
+        (unsigned long long)maxops, batches ? kus / (double)batches : 0.0, last,
+        (unsigned long long)c[CCHT_C_FULL], (unsigned long long)(g->watchdog_ns / 1000000),
+        is_failed(g) ? 1 : 0, is_failed(g) ? g->fail_why : "", gpu_last_error());
     return n < 0 ? 0 : (size_t)n;
+}
+
+int gpu_engine_table_image(gpu_engine *g, void *dst, uint64_t cap)
+{
+    if (g == NULL || dst == NULL || cap < g->geom.total) {
+        return CUDIS_E_INVAL;
+    }
+    int rc = enter(g);
+    if (rc != 0) {
+        return rc;
+    }
+    pthread_mutex_lock(&g->ks_lock);
+    rc = drain(g);
+    if (rc == 0) {
+        rc =
+            OP_CK(g, cudaMemcpyAsync(dst, g->d_mem, g->geom.total, cudaMemcpyDeviceToHost, g->aux));
+    }
+    if (rc == 0) {
+        rc = wait_stream(g, g->aux, g->ev_aux);
+    }
+    pthread_mutex_unlock(&g->ks_lock);
+    return rc;
+}
+
+uint64_t gpu_engine_table_bytes(gpu_engine *g, void *geom_out)
+{
+    if (g == NULL) {
+        return 0;
+    }
+    if (geom_out != NULL) {
+        memcpy(geom_out, &g->geom, sizeof(g->geom));
+    }
+    return g->geom.total;
 }

@@ -40,8 +40,14 @@
  *
  * CUDA is initialised lazily in gpu_engine_create (never at load time), so
  * a process may fork (Criterion, daemonize) before creating an engine. Every
- * CUDA failure is logged with file:line and returned as CUDIS_E_CUDA; this
- * code never aborts the process.
+ * CUDA failure is logged with file:line; this code never aborts the
+ * process.
+ *
+ * Faults: after creation, a failed allocation is CUDIS_E_NOMEM and the
+ * engine goes on; any other CUDA error, or a launch still running after
+ * cfg->watchdog_ms, fails the engine: from then on every call returns
+ * CUDIS_E_DEVFAIL at once (gpu_engine_failure says why) and nothing waits
+ * on the device. No call blocks on the device without that deadline.
  *
  * Functions return 0 or a negative CUDIS_E_* (cudis_err.h).
  */
@@ -81,8 +87,19 @@ int gpu_engine_probe(int device, char *why, size_t why_len);
  */
 gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_len);
 
-/* Wait for all enqueued work, free device and pinned memory. NULL is fine. */
+/* Wait for all enqueued work, free device and pinned memory. NULL is fine.
+ * A failed engine frees its host memory only (its device resources go with
+ * the process: freeing them could wait for a hung kernel). */
 void gpu_engine_destroy(gpu_engine *g);
+
+/* NULL while the engine works; after a device fault, why it failed. */
+const char *gpu_engine_failure(gpu_engine *g);
+
+/* Fault injection for tests: the nth_call-th checked CUDA call from now
+ * fails as a sticky device error would (cudaErrorIllegalAddress), and the
+ * nth_wait-th wait for the device from now never sees its work finish (a
+ * hung kernel: the watchdog fires). 0 disarms. Process-wide. */
+void gpu_engine_inject_fault(int nth_call, int nth_wait);
 
 /*
  * Run a host batch (cudis_op.h) and wait for its results. Thread-safe; see
@@ -110,15 +127,17 @@ int gpu_engine_complete(gpu_engine *g, gpu_pending *pending);
 
 /*
  * Run a batch whose records already live in device memory: d_ops[n_ops],
- * packed key/value bytes d_in, results to d_res[n_ops], values packed into
- * d_out (out_cap bytes) with the reserved length accumulated in *d_out_len
- * (the caller zeroes it first, as batch->out_len). Enqueued on `stream`
- * in order after earlier work; does not wait. The caller must not put two
- * ops on one key into a batch when one of them writes (cudis_op.h).
+ * packed key/value bytes d_in (in_len bytes; an op whose key or value lies
+ * outside them gets CUDIS_E_INVAL), results to d_res[n_ops], values packed
+ * into d_out (out_cap bytes) with the reserved length accumulated in
+ * *d_out_len (the caller zeroes it first, as batch->out_len). Enqueued on
+ * `stream` in order after earlier work; does not wait. The caller must not
+ * put two ops on one key into a batch when one of them writes (cudis_op.h).
  */
 int gpu_engine_execute_dev(gpu_engine *g, const cudis_op *d_ops, uint32_t n_ops,
-                           const uint8_t *d_in, cudis_result *d_res, uint8_t *d_out,
-                           uint64_t out_cap, uint64_t *d_out_len, int64_t now_ms, void *stream);
+                           const uint8_t *d_in, uint64_t in_len, cudis_result *d_res,
+                           uint8_t *d_out, uint64_t out_cap, uint64_t *d_out_len, int64_t now_ms,
+                           void *stream);
 
 /*
  * Fixed-width lookups (GET semantics: expired = miss, a hit refreshes
@@ -166,6 +185,13 @@ size_t gpu_engine_info(gpu_engine *g, char *buf, size_t cap);
 
 /* Kernel time of the last host batch in microseconds (CUDA events). */
 double gpu_engine_last_kernel_us(gpu_engine *g);
+
+/* The table's memory for audits (cuckoo/ccht_audit.h): gpu_engine_table_bytes
+ * returns its size and copies its ccht_geom into geom_out (may be NULL);
+ * gpu_engine_table_image copies all of it (after every launch so far) to
+ * host memory dst of at least that size. */
+uint64_t gpu_engine_table_bytes(gpu_engine *g, void *geom_out);
+int gpu_engine_table_image(gpu_engine *g, void *dst, uint64_t cap);
 
 #ifdef __cplusplus
 }

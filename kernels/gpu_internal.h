@@ -1,7 +1,7 @@
 /*
- * gpu_internal.h - private to kernels/: the CUDA error macro, the engine
- * object, the staging slots of the host pipeline, and the launch wrappers
- * that gpu_kernels.cu exports to the C host code.
+ * gpu_internal.h - private to kernels/: the CUDA error macro and fault
+ * injection, the engine object, the staging slots of the host pipeline,
+ * and the launch wrappers that gpu_kernels.cu exports to the C host code.
  */
 #ifndef GPU_INTERNAL_H
 #define GPU_INTERNAL_H
@@ -13,6 +13,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "ccht_geom.h"
 #include "gpu_dev.h"
 #include "gpu_engine.h"
 
@@ -29,8 +30,13 @@ extern "C" {
  * returns CUDIS_E_CUDA. */
 int gpu_check_fail(int err, const char *expr, const char *file, int line);
 
+/* Fault injection (gpu_engine_inject_fault): the result a checked call
+ * reports, possibly replaced by an injected failure. */
+int gpu_fault_filter(int err);
+
 static inline int gpu_check_code(int err, const char *expr, const char *file, int line)
 {
+    err = gpu_fault_filter(err);
     return err == 0 ? 0 : gpu_check_fail(err, expr, file, line);
 }
 
@@ -51,39 +57,41 @@ const char *gpu_last_error(void);
 int gpu_k_probe(void);
 
 /* A mixed batch of cudis_op records in device memory. */
-int gpu_k_batch(const gpu_table *t, const gpu_batch_args *a, cudaStream_t s);
+int gpu_k_batch(const ccht_table *t, const gpu_batch_args *a, cudaStream_t s);
 
 /* Fixed-width gets / sets (gpu_engine_get_dev / set_dev). */
-int gpu_k_get_fixed(const gpu_table *t, const gpu_fixed_args *a, cudaStream_t s);
-int gpu_k_set_fixed(const gpu_table *t, const gpu_fixed_args *a, cudaStream_t s);
+int gpu_k_get_fixed(const ccht_table *t, const gpu_fixed_args *a, cudaStream_t s);
+int gpu_k_set_fixed(const ccht_table *t, const gpu_fixed_args *a, cudaStream_t s);
 
 /* Copy the live keys of buckets [first, first + n) into d_buf as
  * gpu_key_rec records (see gpu_dev.h); *d_len (zeroed by the caller) gets
  * the bytes needed, which may exceed cap (then records past cap are not
  * written and the caller retries with a larger buffer). */
-int gpu_k_collect(const gpu_table *t, uint64_t first, uint64_t n, int64_t now_ms, uint8_t *d_buf,
+int gpu_k_collect(const ccht_table *t, uint64_t first, uint64_t n, int64_t now_ms, uint8_t *d_buf,
                   uint64_t cap, uint64_t *d_len, cudaStream_t s);
 
 /* Remove expired items of buckets [first, first + n); adds the count to
  * *d_count. */
-int gpu_k_sweep(const gpu_table *t, uint64_t first, uint64_t n, int64_t now_ms, uint64_t *d_count,
+int gpu_k_sweep(const ccht_table *t, uint64_t first, uint64_t n, int64_t now_ms, uint64_t *d_count,
                 cudaStream_t s);
 
 /* ------------------------------------------------------------------------
  * The engine
  * ---------------------------------------------------------------------- */
 
-#define GPU_SLOTS 3 /* staging slots: batches in flight in the host pipeline */
+#define GPU_SLOTS 3    /* staging slots: batches in flight in the host pipeline */
+#define GPU_RETIRED 64 /* pinned buffers outgrown, freed at destroy */
 
 /* One in-flight host batch: pinned host buffer, device buffer of the same
- * layout [hdr | ops | in | res | out], its stream and events. */
+ * layout [ops | in | hdr | res | out], its stream and events. */
 typedef struct gpu_slot {
     cudaStream_t stream;
-    cudaEvent_t ev_k0; /* before the kernel (after waiting for the previous batch) */
-    cudaEvent_t ev_k1; /* after the kernel: the next batch waits for it */
-    uint8_t *h_buf;    /* pinned host staging */
-    uint8_t *d_buf;    /* device staging */
-    size_t cap;        /* bytes of each */
+    cudaEvent_t ev_k0;   /* before the kernel (after waiting for the previous launch) */
+    cudaEvent_t ev_k1;   /* after the kernel: the next launch waits for it */
+    cudaEvent_t ev_done; /* after a copy back */
+    uint8_t *h_buf;      /* pinned host staging */
+    uint8_t *d_buf;      /* device staging */
+    size_t cap;          /* bytes of each */
     bool busy;
     /* the batch in flight (between submit and complete) */
     cudis_batch *batch;
@@ -99,28 +107,40 @@ struct gpu_engine {
     size_t mem_total; /* the card's memory */
     engine_config cfg;
 
-    gpu_table t; /* device pointers and geometry, by value to kernels */
-    void *d_mem; /* one cudaMalloc: index + arena + allocator + counters */
-    uint64_t d_mem_bytes;
-    uint64_t budget; /* effective budget (cfg clamped to free memory) */
+    ccht_geom geom;      /* layout of d_mem */
+    ccht_table t;        /* device pointers and geometry, by value to kernels */
+    void *d_mem;         /* one cudaMalloc: index + arena + metadata */
+    uint8_t *meta_image; /* the initial metadata (host copy, for flush) */
+    uint64_t budget;     /* effective budget (cfg clamped to free memory) */
     bool clamped;
+
+    /* a device fault ends the engine: every call then returns
+     * CUDIS_E_DEVFAIL at once and makes no CUDA call */
+    int failed;
+    char fail_why[256];
+    uint64_t watchdog_ns;
 
     /* staging slots: `lock` guards busy flags; `cond` signals a free slot */
     pthread_mutex_t lock;
     pthread_cond_t cond;
     gpu_slot slot[GPU_SLOTS];
     unsigned next_slot;
+    void *retired[GPU_RETIRED];
+    unsigned n_retired;
 
     /* order of kernels: enqueue under `enq_lock`; every launch waits for
-     * `last_ev` (the previous launch's end) and becomes the new one */
+     * `last_ev` (the previous launch's end) and becomes the new one; the
+     * logical clock of stamps advances by each launch's op count */
     pthread_mutex_t enq_lock;
     cudaEvent_t last_ev; /* NULL before the first launch */
     cudaEvent_t ev_dev;  /* end of the last device-pointer call */
-    cudaStream_t aux;    /* whole-keyspace work (scan, sweep, flush) */
+    uint64_t clock;
 
-    /* scratch for scan / random_key / sweep (device + pinned host); these
-     * may be called from several threads: ks_lock serialises them */
+    /* the aux stream (keyspace work, counters) with its scratch buffers
+     * (device + pinned host): ks_lock serialises their users */
     pthread_mutex_t ks_lock;
+    cudaStream_t aux;
+    cudaEvent_t ev_aux;
     uint8_t *d_scratch;
     uint8_t *h_scratch;
     size_t scratch_cap;

@@ -57,6 +57,11 @@ static size_t gs_info(void *s, char *buf, size_t cap)
     return gpu_engine_info((gpu_engine *)s, buf, cap);
 }
 
+static const char *gs_failure(void *s)
+{
+    return gpu_engine_failure((gpu_engine *)s);
+}
+
 const engine_store_ops gpu_store_ops = {
     .name = "gpu",
     .description = "double-LRU cuckoo hash table (CCHT) in CUDA device memory",
@@ -71,4 +76,5 @@ const engine_store_ops gpu_store_ops = {
     .stats = gs_stats,
     .reset_stats = gs_reset_stats,
     .info = gs_info,
+    .failure = gs_failure,
 };

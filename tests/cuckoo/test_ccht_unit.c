@@ -9,6 +9,7 @@
 
 #include "ccht.h"
 #include "ccht_bucket.h"
+#include "ccht_layout.h"
 #include "ccht_store.h"
 #include "cudis_err.h"
 #include "cudis_time.h"
@@ -727,6 +728,84 @@ Test(ccht, page_moves_follow_value_sizes)
         if (round >= 1) {
             cr_assert_gt(s.evict_memory, 0);
         }
+    }
+    ccht_destroy(u);
+}
+
+/* ------------------------------------------------------------------------
+ * Recency stamps across the 32-bit wrap
+ * ---------------------------------------------------------------------- */
+
+/* Every bucket is clamped once per 2^CCHT_CLAMP_PERIOD_LOG2 ticks of the
+ * clock, whatever the batch sizes. */
+Test(ccht, clamp_passes_cover_every_bucket_once_per_period)
+{
+    static const uint64_t sizes[] = {1, 7, 1000, 123457};
+    uint64_t rng = 99;
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+        uint64_t nb = sizes[s];
+        uint8_t *seen = calloc(nb, 1);
+        uint64_t period = 1ull << CCHT_CLAMP_PERIOD_LOG2;
+        uint64_t c = 5 * period; /* any phase */
+        uint64_t visits = 0;
+        while (c < 6 * period) {
+            rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+            uint64_t n = 1 + (rng >> 33) % (1u << 20);
+            if (c + n > 6 * period) {
+                n = 6 * period - c;
+            }
+            uint64_t first, cnt;
+            ccht_clamp_range(nb, c, c + n, &first, &cnt);
+            for (uint64_t k = 0; k < cnt; k++) {
+                seen[(first + k) % nb]++;
+            }
+            visits += cnt;
+            c += n;
+        }
+        cr_assert_eq(visits, nb, "%llu buckets: %llu visits in one period",
+                     (unsigned long long)nb, (unsigned long long)visits);
+        for (uint64_t b = 0; b < nb; b++) {
+            cr_assert_eq(seen[b], 1, "bucket %llu of %llu visited %u times",
+                         (unsigned long long)b, (unsigned long long)nb, seen[b]);
+        }
+        free(seen);
+    }
+}
+
+/* An item left alone for more than 2^32 ticks is still the oldest: the
+ * clamp (what the periodic pass does) keeps its age within reach of the
+ * clock, so it is evicted, not the items touched a moment ago. */
+Test(ccht, lru_victim_right_after_more_than_2_32_ticks)
+{
+    ccht *u = mk(1 << 20, 16, 8, 32, 64); /* two buckets: every key in one pair */
+    const ccht_table *T = ccht_table_of(u);
+    char k[16];
+    for (int i = 0; i < 16; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), "v", 1, 0, 0), 1);
+    }
+    for (int step = 0; step < 6; step++) {
+        uint64_t now = *T->clock + CCHT_AGE_CLAMP;
+        __atomic_store_n(T->clock, now, __ATOMIC_RELAXED);
+        for (uint64_t b = 0; b < T->v.n_buckets; b++) {
+            ccht_bkt_clamp(&T->v, b, (uint32_t)now);
+        }
+    }
+    /* k1..k15 read now, k0 left alone since the start */
+    for (int i = 1; i < 16; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        uint8_t out[8];
+        uint32_t len;
+        cr_assert_eq(ccht_get(u, k, (uint32_t)strlen(k), out, sizeof(out), &len), 1);
+    }
+    for (int i = 0; i < 100; i++) {
+        ccht_exists(u, "nothing", 7); /* the clock moves on */
+    }
+    cr_assert_eq(ccht_set(u, "new", 3, "v", 1, 0, 0), 1);
+    cr_assert_eq(ccht_exists(u, "k0", 2), 0, "the oldest item must be the one evicted");
+    for (int i = 1; i < 16; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_exists(u, k, (uint32_t)strlen(k)), 1, "%s was read lately", k);
     }
     ccht_destroy(u);
 }

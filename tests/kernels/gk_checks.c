@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "gpu_exec.h"
+#include "ccht.h"
+#include "ccht_store.h"
+#include "gpu_dev.h"
 
 /* ------------------------------------------------------------------------
  * Small helpers
@@ -101,6 +103,11 @@ int gk_backend_store(gk_backend *b, const engine_store_ops *ops, const engine_co
     return 0;
 }
 
+void *gk_backend_store_handle(gk_backend *b)
+{
+    return ((store_ctx *)b->ctx)->s;
+}
+
 void gk_backend_destroy(gk_backend *b)
 {
     if (b->destroy != NULL) {
@@ -110,68 +117,77 @@ void gk_backend_destroy(gk_backend *b)
 }
 
 /* ------------------------------------------------------------------------
- * Host simulation of the GPU engine: gpu_exec_op over host memory
+ * Host simulation of the GPU engine: the kernels' per-thread bodies
+ * (kernels/gpu_dev.h) on host threads, over a table laid out by the same
+ * geometry (a ccht of cuckoo/, whose whole-table calls serve the rest)
  * ---------------------------------------------------------------------- */
 
+static uint64_t sim_fault_next; /* the next store fails at this batch (0 = never) */
+
 typedef struct sim_ctx {
-    gpu_table t;
-    gpu_layout l;
-    uint8_t *mem;
+    ccht *t;
     uint32_t threads;
-    uint64_t index_bytes;
-    uint64_t budget;
+    uint64_t fail_at; /* fault injection: the batch that fails (0 = none) */
+    uint64_t batches; /* atomic */
+    int failed;
 } sim_ctx;
 
 typedef struct sim_job {
-    sim_ctx *s;
-    const gpu_table *t;
-    cudis_batch *b;
+    const ccht_table *t;
+    const gpu_batch_args *a;
     uint32_t first, step;
 } sim_job;
 
 static void *sim_worker(void *arg)
 {
     sim_job *j = arg;
-    gpu_tally ty;
-    gpu_tally_zero(&ty);
-    for (uint32_t i = j->first; i < j->b->n_ops; i += j->step) {
-        const cudis_op *op = &j->b->ops[i];
-        gpu_op_ctx x;
-        x.op = op;
-        x.key = j->b->in + op->key_off;
-        x.arg = j->b->in + op->val_off;
-        x.res = &j->b->res[i];
-        x.out = j->b->out;
-        x.out_cap = j->b->out != NULL ? j->b->out_cap : 0;
-        x.out_len = &j->b->out_len;
-        x.now_ms = j->b->now_ms;
-        x.shard = i;
-        x.seed = cudis_mix64(i ^ 0x94d049bb133111ebull, j->t->stamp * 0x9e3779b97f4a7c15ull + 1);
-        gpu_exec_op(j->t, &x, &ty);
+    ccht_tally ty;
+    ccht_tally_zero(&ty);
+    uint64_t n = gpu_launch_threads(&j->a->l, j->a->n_ops);
+    for (uint64_t i = j->first; i < n; i += j->step) {
+        gpu_batch_op(j->t, j->a, i, &ty);
     }
-    for (int c = 0; c < GPU_C__COUNT; c++) {
-        if (ty.c[c] != 0) {
-            cudis_fetch_add_u64(&j->t->cnt->c[c], (uint64_t)ty.c[c]);
-        }
-    }
+    ccht_tally_flush(j->t, &ty);
     return NULL;
 }
 
 static int sim_exec(void *c, cudis_batch *b)
 {
     sim_ctx *s = c;
-    gpu_table t = s->t;
-    s->t.stamp++;
+    uint64_t nb = __atomic_add_fetch(&s->batches, 1, __ATOMIC_RELAXED);
+    if (s->failed || (s->fail_at != 0 && nb >= s->fail_at)) {
+        s->failed = 1; /* an injected device fault: dead from here on */
+        return CUDIS_E_DEVFAIL;
+    }
+    const ccht_table *T = ccht_table_of(s->t);
+    gpu_batch_args a;
+    memset(&a, 0, sizeof(a));
+    a.ops = b->ops;
+    a.in = b->in;
+    for (uint32_t i = 0; i < b->n_ops; i++) {
+        const cudis_op *op = &b->ops[i];
+        uint64_t e = op->key_off + op->key_len;
+        uint64_t f = op->val_off + op->val_len;
+        a.in_len = e > a.in_len ? e : a.in_len;
+        a.in_len = f > a.in_len ? f : a.in_len;
+    }
+    a.res = b->res;
+    a.out = b->out;
+    a.out_cap = b->out != NULL ? b->out_cap : 0;
+    a.out_len = &b->out_len;
+    a.n_ops = b->n_ops;
+    a.now_ms = b->now_ms;
+    uint64_t base = __atomic_fetch_add(T->clock, b->n_ops, __ATOMIC_RELAXED);
+    gpu_launch_at(base, b->n_ops, T->v.n_buckets, &a.l);
     uint32_t n = s->threads > 1 ? s->threads : 1;
-    sim_job jobs[16];
-    pthread_t th[16];
-    if (n > 16) {
-        n = 16;
+    sim_job jobs[64];
+    pthread_t th[64];
+    if (n > 64) {
+        n = 64;
     }
     for (uint32_t i = 0; i < n; i++) {
-        jobs[i].s = s;
-        jobs[i].t = &t;
-        jobs[i].b = b;
+        jobs[i].t = T;
+        jobs[i].a = &a;
         jobs[i].first = i;
         jobs[i].step = n;
     }
@@ -179,127 +195,119 @@ static int sim_exec(void *c, cudis_batch *b)
         sim_worker(&jobs[0]);
         return 0;
     }
-    for (uint32_t i = 0; i < n; i++) {
-        if (pthread_create(&th[i], NULL, sim_worker, &jobs[i]) != 0) {
-            return CUDIS_E_NOMEM;
+    uint32_t started = 0;
+    for (; started < n; started++) {
+        if (pthread_create(&th[started], NULL, sim_worker, &jobs[started]) != 0) {
+            break;
         }
     }
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = started; i < n; i++) {
+        sim_worker(&jobs[i]); /* the ops of threads that did not start run here */
+    }
+    for (uint32_t i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
     }
     return 0;
 }
 
-static void sim_stats(void *c, cudis_stats *st)
+static void *sim_create(const engine_config *cfg, char *why, size_t why_len)
 {
-    sim_ctx *s = c;
-    const uint64_t *k = s->t.cnt->c;
-    memset(st, 0, sizeof(*st));
-    st->items = __atomic_load_n(&k[GPU_C_ITEMS], __ATOMIC_RELAXED);
-    st->index_bytes = s->l.index + s->l.meta;
-    st->bytes_used = st->index_bytes + __atomic_load_n(&k[GPU_C_CHUNK_BYTES], __ATOMIC_RELAXED);
-    st->bytes_budget = s->budget;
-    st->key_bytes = k[GPU_C_KEY_BYTES];
-    st->value_bytes = k[GPU_C_VAL_BYTES];
-    st->hits = k[GPU_C_HITS];
-    st->misses = k[GPU_C_MISSES];
-    st->evict_bucket = k[GPU_C_EVICT_BUCKET];
-    st->evict_memory = k[GPU_C_EVICT_MEMORY];
-    st->evict_expired = k[GPU_C_EVICT_EXPIRED];
-    st->capacity = s->t.v.n_buckets * s->t.v.ways;
-    st->load_factor = st->capacity ? (double)st->items / (double)st->capacity : 0;
+    sim_ctx *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        say(why, why_len, "out of memory");
+        return NULL;
+    }
+    s->t = ccht_store_ops.create(cfg, why, why_len);
+    if (s->t == NULL) {
+        free(s);
+        return NULL;
+    }
+    s->threads = cfg->threads > 1 ? cfg->threads : 4;
+    s->fail_at = __atomic_exchange_n(&sim_fault_next, 0, __ATOMIC_RELAXED);
+    say(why, why_len, "hostsim: the gpu engine's kernels on %u host threads", s->threads);
+    return s;
 }
 
-static void sim_destroy(void *c)
+static void sim_destroy_store(void *c)
 {
     sim_ctx *s = c;
-    free(s->mem);
+    ccht_destroy(s->t);
     free(s);
+}
+
+static int sim_scan(void *c, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+                    void *arg, uint64_t *next)
+{
+    return ccht_scan(((sim_ctx *)c)->t, cursor, count, now_ms, fn, arg, next);
+}
+
+static int sim_random_key(void *c, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+{
+    return ccht_random_key(((sim_ctx *)c)->t, now_ms, buf, cap, len);
+}
+
+static int sim_flush(void *c)
+{
+    return ccht_flush(((sim_ctx *)c)->t);
+}
+
+static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work)
+{
+    return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work);
+}
+
+static void sim_stats(void *c, cudis_stats *st)
+{
+    ccht_stats(((sim_ctx *)c)->t, st);
+}
+
+static void sim_reset_stats(void *c)
+{
+    ccht_reset_stats(((sim_ctx *)c)->t);
+}
+
+static const char *sim_failure(void *c)
+{
+    return ((sim_ctx *)c)->failed ? "injected device fault (host simulation)" : NULL;
+}
+
+const engine_store_ops gk_hostsim_store_ops = {
+    .name = "hostsim",
+    .description = "the gpu engine's kernels run on host threads (test double)",
+    .concurrent = true,
+    .create = sim_create,
+    .destroy = sim_destroy_store,
+    .execute = sim_exec,
+    .scan = sim_scan,
+    .random_key = sim_random_key,
+    .flush = sim_flush,
+    .sweep = sim_sweep,
+    .stats = sim_stats,
+    .reset_stats = sim_reset_stats,
+    .failure = sim_failure,
+};
+
+void gk_hostsim_inject(uint64_t nth_batch)
+{
+    __atomic_store_n(&sim_fault_next, nth_batch, __ATOMIC_RELAXED);
 }
 
 int gk_backend_hostsim(gk_backend *b, const engine_config *cfg, uint32_t threads, char *why,
                        size_t why_len)
 {
-    memset(b, 0, sizeof(*b));
-    sim_ctx *s = calloc(1, sizeof(*s));
-    if (s == NULL) {
-        say(why, why_len, "out of memory");
-        return -1;
+    engine_config c = *cfg;
+    c.threads = threads;
+    int rc = gk_backend_store(b, &gk_hostsim_store_ops, &c, why, why_len);
+    if (rc == 0) {
+        b->name = "hostsim";
+        ((sim_ctx *)gk_backend_store_handle(b))->threads = threads > 1 ? threads : 1;
     }
-    const char *lwhy = NULL;
-    uint32_t ways = cfg->ways ? cfg->ways : 8;
-    if (gpu_layout_plan(&s->t, &s->l, cfg->memory_bytes, ways, cfg->max_items,
-                        cfg->expected_item_bytes, cfg->max_key_len ? cfg->max_key_len : 65535,
-                        cfg->max_val_len ? cfg->max_val_len : (1u << 20), cfg->allow_empty_key,
-                        cfg->seed ? cfg->seed : 0x9e3779b97f4a7c15ull, &lwhy) != 0) {
-        say(why, why_len, "%s", lwhy);
-        free(s);
-        return -1;
-    }
-    /* arena chunks are 16-aligned from a 256-aligned base */
-    s->mem = aligned_alloc(256, gpu_align_up(s->l.total, 256));
-    if (s->mem == NULL) {
-        say(why, why_len, "out of memory");
-        free(s);
-        return -1;
-    }
-    memset(s->mem, 0, s->l.total);
-    gpu_layout_bind(&s->t, &s->l, s->mem);
-    s->threads = threads;
-    s->budget = cfg->memory_bytes;
-    b->name = "hostsim";
-    b->ctx = s;
-    b->exec = sim_exec;
-    b->stats = sim_stats;
-    b->destroy = sim_destroy;
-    return 0;
+    return rc;
 }
 
-int gk_hostsim_duplicates(gk_backend *b, uint64_t *slots)
+const ccht_table *gk_hostsim_table(gk_backend *b)
 {
-    sim_ctx *s = b->ctx;
-    const ccht_view *v = &s->t.v;
-    uint64_t n = 0;
-    int dups = 0;
-    for (uint64_t bk = 0; bk < v->n_buckets; bk++) {
-        for (uint32_t w = 0; w < v->ways; w++) {
-            uint64_t word = *ccht_bkt_slot(v, bk, w);
-            if (word == 0) {
-                continue;
-            }
-            n++;
-            uint64_t off = ccht_slot_off(word);
-            uint32_t h0 = ccht_item_h0(v, off);
-            uint32_t klen = h0 & CCHT_ITEM_KLEN_MASK;
-            const uint8_t *key = ccht_item_key(v, off, h0);
-            ccht_hkey hk = ccht_hash_key(v, key, klen);
-            /* the key must live in one of its buckets, exactly once */
-            int seen = 0;
-            for (int i = 0; i < 2; i++) {
-                uint64_t c = i ? hk.b2 : hk.b1;
-                if (i == 1 && c == hk.b1) {
-                    break;
-                }
-                for (uint32_t x = 0; x < v->ways; x++) {
-                    uint64_t wd = *ccht_bkt_slot(v, c, x);
-                    if (wd == 0) {
-                        continue;
-                    }
-                    uint64_t o = ccht_slot_off(wd);
-                    uint32_t h = ccht_item_h0(v, o);
-                    if ((h & CCHT_ITEM_KLEN_MASK) == klen &&
-                        memcmp(ccht_item_key(v, o, h), key, klen) == 0) {
-                        seen++;
-                    }
-                }
-            }
-            if (seen != 1) {
-                dups++;
-            }
-        }
-    }
-    *slots = n;
-    return dups;
+    return ccht_table_of(((sim_ctx *)gk_backend_store_handle(b))->t);
 }
 
 /* ------------------------------------------------------------------------
@@ -376,7 +384,7 @@ static uint32_t key_of(uint32_t i, uint8_t *buf)
 
 static bool op_writes(const cudis_op *op)
 {
-    return !gpu_op_is_read(op);
+    return !ccht_op_is_read(op);
 }
 
 /* One random op on key k (the stream of gk_gold). */

@@ -30,7 +30,7 @@ Test(gpu_api, null_engine_is_rejected)
     cr_assert_eq(gpu_engine_get_dev(NULL, buf, 8, 1, buf, 8, &u, NULL, NULL, 0, NULL),
                  CUDIS_E_INVAL);
     cr_assert_eq(gpu_engine_set_dev(NULL, buf, 8, 1, buf, 8, 0, NULL, 0, NULL), CUDIS_E_INVAL);
-    cr_assert_eq(gpu_engine_execute_dev(NULL, NULL, 1, NULL, NULL, NULL, 0, NULL, 0, NULL),
+    cr_assert_eq(gpu_engine_execute_dev(NULL, NULL, 1, NULL, 0, NULL, NULL, 0, NULL, 0, NULL),
                  CUDIS_E_INVAL);
     cr_assert_eq(gpu_engine_sync(NULL), CUDIS_E_INVAL);
     gpu_pending *p = NULL;

@@ -1,16 +1,20 @@
 /*
- * test_gpu_exec_host.c - the GPU engine's per-op code (kernels/gpu_exec.h,
- * the body of the batch kernels) and its arena allocator, run on the CPU.
- * Needs no GPU and no CUDA: it checks the logic the kernels execute against
- * the cpu engine on random streams, against a model under eviction, and for
- * duplicate-free inserts with several threads.
+ * test_gpu_exec_host.c - the GPU engine's per-thread code (kernels/
+ * gpu_dev.h: the bodies of the kernels, running the one executor of
+ * cuckoo/ccht_exec.h) and its arena, run on the CPU. Needs no GPU and no
+ * CUDA: it checks the logic the kernels execute against the cpu engine on
+ * random streams, against a model under eviction, and for duplicate-free
+ * inserts with several threads (a full table audit).
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccht_audit.h"
+#include "ccht_geom.h"
 #include "ccht_store.h"
+#include "engine.h"
 #include "gk_checks.h"
 #include "gpu_dev.h"
 
@@ -78,60 +82,68 @@ Test(gpu_exec_host, no_duplicates_with_threads)
     uint64_t ev = 0;
     int rc = gk_evict_model(&sim, &o, &ev, msg, sizeof(msg));
     cr_assert_eq(rc, 0, "%s", msg);
-    uint64_t slots = 0;
-    int dups = gk_hostsim_duplicates(&sim, &slots);
+    ccht_audit au;
+    int bad = ccht_audit_table(gk_hostsim_table(&sim), &au);
     cudis_stats st;
     sim.stats(sim.ctx, &st);
     gk_backend_destroy(&sim);
-    cr_assert_eq(dups, 0, "%d keys stored twice or outside their buckets", dups);
-    cr_assert_eq(slots, st.items, "slots in the index %llu, items counted %llu",
-                 (unsigned long long)slots, (unsigned long long)st.items);
+    cr_assert_eq(bad, 0, "audit: %s", au.first_error);
+    cr_assert_eq(au.duplicates, 0);
+    cr_assert_eq(au.slots, st.items, "slots in the index %llu, items counted %llu",
+                 (unsigned long long)au.slots, (unsigned long long)st.items);
     cr_assert_gt(ev, 0);
 }
 
+/* The arena without eviction: every chunk of a class comes out once, none
+ * outside the arena, and all come back after being freed. */
 Test(gpu_exec_host, allocator_round_trip)
 {
-    gpu_table t;
-    gpu_layout l;
-    memset(&t, 0, sizeof(t));
+    ccht_geom g;
     const char *why = NULL;
-    cr_assert_eq(gpu_layout_plan(&t, &l, 1u << 20, 8, 1024, 64, 64, 4096, 1, 1, &why), 0);
-    cr_assert_leq(l.total, 1u << 20);
-    uint8_t *mem = aligned_alloc(256, gpu_align_up(l.total, 256));
-    memset(mem, 0, l.total);
-    gpu_layout_bind(&t, &l, mem);
-    uint32_t cls = gpu_class_of(&t, 100);
-    cr_assert_lt(cls, t.n_classes);
-    cr_assert_geq(t.class_size[cls], 100);
-    cr_assert(cls == 0 || t.class_size[cls - 1] < 100);
-    uint64_t size = t.class_size[cls];
-    uint64_t want = t.n_pages * (t.page_bytes / size);
+    cr_assert_eq(ccht_geom_plan(&g, 1u << 20, 1024, 8, 64, &why), 0, "%s", why);
+    cr_assert_leq(g.total, 1u << 20);
+    uint8_t *mem = aligned_alloc(4096, g.total);
+    memset(mem, 0, g.total);
+    ccht_table T;
+    ccht_geom_bind(&g, &T, mem, 64, 4096, true, 1);
+    ccht_geom_meta_init(&g, mem + g.meta_off, false);
+    const ccht_arena *a = &T.a;
+    uint32_t cls = ccht_arena_class_for(a, 100);
+    cr_assert_lt(cls, a->n_classes);
+    cr_assert_geq(a->class_size[cls], 100);
+    cr_assert(cls == 0 || a->class_size[cls - 1] < 100);
+    uint64_t size = a->class_size[cls];
+    uint64_t want = (uint64_t)a->n_pages * (a->page_bytes / size);
     uint64_t *got = malloc(sizeof(uint64_t) * (want + 1));
     uint64_t n = 0;
     for (;;) {
-        uint64_t off = gpu_alloc_chunk(&t, cls, (uint32_t)n);
-        if (off == GPU_NO_CHUNK) {
+        uint64_t off = ccht_arena_alloc(a, cls, (uint32_t)n);
+        if (off == CCHT_NO_CHUNK) {
             break;
         }
-        cr_assert_leq(off + size, t.v.arena_bytes);
-        cr_assert_eq(off % 16, 0);
-        cr_assert_eq(gpu_chunk_class(&t, off), cls);
+        cr_assert_leq(off + size, T.v.arena_bytes);
+        cr_assert_eq(off % 8, 0);
+        cr_assert_eq(ccht_arena_chunk_class(a, off), cls);
         cr_assert_lt(n, want + 1, "more chunks than the arena holds");
         got[n++] = off;
     }
     cr_assert_eq(n, want, "allocated %llu chunks, arena holds %llu", (unsigned long long)n,
                  (unsigned long long)want);
-    /* distinct */
     for (uint64_t i = 1; i < n; i++) {
         for (uint64_t j = i < 64 ? 0 : i - 64; j < i; j++) {
             cr_assert_neq(got[i], got[j]);
         }
     }
+    /* a large item needs free pages: none are left */
+    cr_assert_eq(ccht_arena_alloc(a, CCHT_CLS_LARGE + 2, 0), CCHT_NO_CHUNK);
     for (uint64_t i = 0; i < n; i++) {
-        gpu_free_chunk(&t, got[i], cls, (uint32_t)i);
+        ccht_arena_free(a, got[i], (uint32_t)i);
     }
+    ccht_audit au;
+    cr_assert_eq(ccht_audit_table(&T, &au), 0, "%s", au.first_error);
+    cr_assert_eq(au.free_chunks, n);
     uint64_t again = 0;
-    while (gpu_alloc_chunk(&t, cls, (uint32_t)again) != GPU_NO_CHUNK) {
+    while (ccht_arena_alloc(a, cls, (uint32_t)again) != CCHT_NO_CHUNK) {
         again++;
     }
     cr_assert_eq(again, n, "after freeing everything, %llu of %llu chunks came back",
@@ -189,4 +201,293 @@ Test(gpu_exec_host, budget_pressure_mixed_sizes)
     cr_assert_eq(full, 0, "%u SETs failed instead of evicting", full);
     cr_assert_gt(st.evict_memory + st.evict_bucket, 0);
     cr_assert_gt(st.items, 100, "items %llu", (unsigned long long)st.items);
+}
+
+/* ------------------------------------------------------------------------
+ * Device faults, with the host simulation standing in for the device
+ * ---------------------------------------------------------------------- */
+
+/* One SET per key k0..k0+n-1 (value "v<k>"), then GETs of keys g0..g0+n-1;
+ * returns the number of GET hits, asserting each hit's value. */
+static uint32_t set_then_get(engine *e, int k0, int g0, int n, int *rc_out)
+{
+    static uint8_t in[1 << 16], out[1 << 16];
+    static cudis_op ops[512];
+    static cudis_result res[512];
+    uint64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        int kl = snprintf((char *)in + at, 32, "key:%d", k0 + i);
+        int vl = snprintf((char *)in + at + kl, 32, "v%d", k0 + i);
+        ops[i] = (cudis_op){.code = CUDIS_OP_SET,
+                            .key_off = at,
+                            .key_len = (uint32_t)kl,
+                            .val_off = at + (uint64_t)kl,
+                            .val_len = (uint32_t)vl};
+        at += (uint64_t)(kl + vl);
+    }
+    cudis_batch b = {.ops = ops, .n_ops = (uint32_t)n, .in = in, .res = res, .now_ms = 1};
+    *rc_out = engine_execute(e, &b);
+    if (*rc_out != CUDIS_OK) {
+        return 0;
+    }
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(res[i].status, CUDIS_OK);
+    }
+    at = 0;
+    for (int i = 0; i < n; i++) {
+        int kl = snprintf((char *)in + at, 32, "key:%d", g0 + i);
+        ops[i] = (cudis_op){.code = CUDIS_OP_GET, .key_off = at, .key_len = (uint32_t)kl};
+        at += (uint64_t)kl;
+    }
+    cudis_batch g = {.ops = ops,
+                     .n_ops = (uint32_t)n,
+                     .in = in,
+                     .res = res,
+                     .out = out,
+                     .out_cap = sizeof(out),
+                     .now_ms = 1};
+    *rc_out = engine_execute(e, &g);
+    uint32_t hits = 0;
+    for (int i = 0; *rc_out == CUDIS_OK && i < n; i++) {
+        if (res[i].flags & CUDIS_R_VALUE) {
+            char want[32];
+            int wl = snprintf(want, sizeof(want), "v%d", g0 + i);
+            cr_assert_eq(res[i].val_len, (uint32_t)wl);
+            cr_assert_eq(memcmp(out + res[i].val_off, want, (size_t)wl), 0);
+            hits++;
+        }
+    }
+    return hits;
+}
+
+/* Under "auto" semantics a device fault switches to a fresh cpu engine: the
+ * batch that met it runs on the cpu, the cache restarts empty, the failure
+ * is reported and counted. */
+Test(gpu_exec_host, fault_fails_over_to_a_fresh_cpu_engine)
+{
+    engine_config cfg;
+    gk_config(&cfg, 8u << 20, 0);
+    char why[256] = "";
+    gk_hostsim_inject(5);
+    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, &ccht_store_ops, why, sizeof(why));
+    cr_assert_not_null(e, "%s", why);
+    int rc;
+    cr_assert_eq(set_then_get(e, 0, 0, 100, &rc), 100);   /* batches 1, 2 */
+    cr_assert_eq(set_then_get(e, 100, 0, 100, &rc), 100); /* 3, 4: the old keys are there */
+    cr_assert_str_eq(engine_name(e), "hostsim");
+    cr_assert_null(engine_failure(e));
+    /* batch 5 meets the fault: it runs again on the new cpu engine */
+    cr_assert_eq(set_then_get(e, 200, 200, 100, &rc), 100);
+    cr_assert_eq(rc, CUDIS_OK);
+    cr_assert_str_eq(engine_name(e), "cpu");
+    cr_assert_eq(engine_failovers(e), 1);
+    const char *f = engine_failure(e);
+    cr_assert_not_null(f);
+    cr_assert_neq(strstr(f, "hostsim engine failed: injected device fault"), NULL, "%s", f);
+    cr_assert_neq(strstr(f, "switched to a fresh cpu engine"), NULL, "%s", f);
+    /* the cache restarted empty: the keys of batches 1-4 are gone */
+    cr_assert_eq(set_then_get(e, 300, 0, 100, &rc), 0);
+    cr_assert_eq(rc, CUDIS_OK);
+    char info[4096];
+    engine_info(e, info, sizeof(info));
+    cr_assert_neq(strstr(info, "engine_failovers:1\r\n"), NULL, "%s", info);
+    engine_destroy(e);
+}
+
+/* Without a fallback (an explicit "gpu") the engine reports the failure on
+ * every later call and never hangs. */
+Test(gpu_exec_host, fault_without_fallback_fails_every_batch)
+{
+    engine_config cfg;
+    gk_config(&cfg, 8u << 20, 0);
+    char why[256] = "";
+    gk_hostsim_inject(3);
+    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, NULL, why, sizeof(why));
+    cr_assert_not_null(e, "%s", why);
+    int rc;
+    cr_assert_eq(set_then_get(e, 0, 0, 50, &rc), 50);
+    (void)set_then_get(e, 50, 50, 50, &rc);
+    cr_assert_eq(rc, CUDIS_E_DEVFAIL);
+    (void)set_then_get(e, 50, 50, 50, &rc);
+    cr_assert_eq(rc, CUDIS_E_DEVFAIL);
+    cr_assert_str_eq(engine_name(e), "hostsim");
+    cr_assert_eq(engine_failovers(e), 0);
+    cr_assert_not_null(engine_failure(e));
+    cr_assert_neq(strstr(engine_failure(e), "injected device fault"), NULL);
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * Regressions of the device code, run on the host
+ * ---------------------------------------------------------------------- */
+
+/* Size-class calcification: after memory filled with 300-byte values, every
+ * SET of a 3,000-byte value failed (CUDIS_E_FULL) at 8, 64 and 256 MB:
+ * pages never changed class. Pages must move; none may fail. */
+static void calcification(uint64_t budget)
+{
+    engine_config cfg;
+    gk_config(&cfg, budget, 0);
+    cfg.expected_item_bytes = 300;
+    cfg.threads = 4;
+    char why[256] = "";
+    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, NULL, why, sizeof(why));
+    cr_assert_not_null(e, "%s", why);
+    static uint8_t val[3000], in[2048 * 3100];
+    static cudis_op ops[2048];
+    static cudis_result res[2048];
+    memset(val, 'x', sizeof(val));
+    uint64_t fill = budget / 300 + budget / 1500;
+    uint32_t failed = 0;
+    for (int phase = 0; phase < 2; phase++) {
+        uint64_t total = phase == 0 ? fill : 5120;
+        uint32_t vlen = phase == 0 ? 300 : 3000;
+        for (uint64_t done = 0; done < total;) {
+            uint32_t n = total - done < 2048 ? (uint32_t)(total - done) : 2048;
+            uint64_t at = 0;
+            for (uint32_t i = 0; i < n; i++) {
+                int kl = snprintf((char *)in + at, 32, "p%d:%llu", phase,
+                                  (unsigned long long)(done + i));
+                memcpy(in + at + kl, val, vlen);
+                ops[i] = (cudis_op){.code = CUDIS_OP_SET,
+                                    .key_off = at,
+                                    .key_len = (uint32_t)kl,
+                                    .val_off = at + (uint64_t)kl,
+                                    .val_len = vlen};
+                at += (uint64_t)kl + vlen;
+            }
+            cudis_batch b = {.ops = ops, .n_ops = n, .in = in, .res = res, .now_ms = 1};
+            cr_assert_eq(engine_execute(e, &b), CUDIS_OK);
+            for (uint32_t i = 0; i < n; i++) {
+                failed += res[i].status != CUDIS_OK;
+            }
+            done += n;
+        }
+        cr_assert_eq(failed, 0, "%llu MiB, phase %d: %u SETs failed",
+                     (unsigned long long)(budget >> 20), phase, failed);
+    }
+    cudis_stats st;
+    engine_stats(e, &st);
+    cr_assert_gt(st.evict_memory, 0);
+    cr_assert_leq(st.bytes_used, st.bytes_budget);
+    engine_destroy(e);
+}
+
+Test(gpu_exec_host, regress_calcification_300_then_3000_bytes, .timeout = 300)
+{
+    calcification(8ull << 20);
+    calcification(64ull << 20);
+    calcification(256ull << 20);
+}
+
+/* The gold stream of the old selftest (seed 202, 4096-op batches) met
+ * CUDIS_E_FULL on a GETEX at batch 6 with 0.3% of a 64 MB arena live; seeds
+ * 2-5 failed too. */
+Test(gpu_exec_host, regress_gold_seed_202_getex_full, .timeout = 300)
+{
+    static const uint64_t seeds[] = {202, 2, 3, 4, 5};
+    for (size_t i = 0; i < sizeof(seeds) / sizeof(seeds[0]); i++) {
+        engine_config cfg;
+        gk_config(&cfg, 64ull << 20, 1u << 16);
+        char why[256] = "";
+        gk_backend sim, cpu;
+        cr_assert_eq(gk_backend_hostsim(&sim, &cfg, 4, why, sizeof(why)), 0, "%s", why);
+        cr_assert_eq(gk_backend_store(&cpu, &ccht_store_ops, &cfg, why, sizeof(why)), 0, "%s", why);
+        gk_stream_opts o = {
+            .seed = seeds[i], .batches = 200, .batch_ops = 4096, .n_keys = 5000, .max_val = 100};
+        char msg[512] = "";
+        int rc = gk_gold(&sim, &cpu, &o, msg, sizeof(msg));
+        gk_backend_destroy(&sim);
+        gk_backend_destroy(&cpu);
+        cr_assert_eq(rc, 0, "%s", msg);
+    }
+}
+
+/* Values of any size up to the budget: the device code and the cpu engine
+ * store and return values far bigger than a page (runs of pages), and a
+ * big value finds room in a full table by evicting. */
+static void big_values(engine *e)
+{
+    static const uint32_t sizes[] = {70000, 1u << 20, 5u << 20, 20u << 20};
+    uint32_t max = 20u << 20;
+    uint8_t *val = malloc(max), *out = malloc(max + 64);
+    static uint8_t in_small[1 << 16];
+    static cudis_op ops[256];
+    static cudis_result res[256];
+    cr_assert_not_null(val);
+    cr_assert_not_null(out);
+    for (uint32_t i = 0; i < max; i++) {
+        val[i] = (uint8_t)(i * 131 + 7);
+    }
+    for (int round = 0; round < 2; round++) {
+        for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+            uint8_t *in = malloc(sizes[s] + 16);
+            cr_assert_not_null(in);
+            int kl = snprintf((char *)in, 16, "big%zu", s);
+            memcpy(in + kl, val, sizes[s]);
+            cudis_op op = {.code = CUDIS_OP_SET,
+                           .key_len = (uint32_t)kl,
+                           .val_off = (uint64_t)kl,
+                           .val_len = sizes[s]};
+            cudis_result r;
+            cudis_batch b = {.ops = &op, .n_ops = 1, .in = in, .res = &r, .now_ms = 1};
+            cr_assert_eq(engine_execute(e, &b), CUDIS_OK);
+            cr_assert_eq(r.status, CUDIS_OK, "round %d: SET of %u bytes: %d", round, sizes[s],
+                         r.status);
+            cudis_op get = {.code = CUDIS_OP_GET, .key_len = (uint32_t)kl};
+            cudis_batch g = {.ops = &get,
+                             .n_ops = 1,
+                             .in = in,
+                             .res = &r,
+                             .out = out,
+                             .out_cap = max + 64,
+                             .now_ms = 1};
+            cr_assert_eq(engine_execute(e, &g), CUDIS_OK);
+            cr_assert(r.flags & CUDIS_R_VALUE, "a %u-byte value was not kept", sizes[s]);
+            cr_assert_eq(r.val_len, sizes[s]);
+            cr_assert_eq(memcmp(out + r.val_off, val, sizes[s]), 0);
+            free(in);
+        }
+        /* fill the rest of memory with small items: the next round's big
+         * values must evict to find runs of pages */
+        for (int k = 0; k < 1300 && round == 0; k++) {
+            uint64_t at = 0;
+            for (int i = 0; i < 256; i++) {
+                int n = snprintf((char *)in_small + at, 32, "s%d:%d", k, i);
+                ops[i] = (cudis_op){.code = CUDIS_OP_SET,
+                                    .key_off = at,
+                                    .key_len = (uint32_t)n,
+                                    .val_off = at,
+                                    .val_len = 200};
+                at += (uint64_t)n + 200;
+            }
+            cudis_batch b = {.ops = ops, .n_ops = 256, .in = in_small, .res = res, .now_ms = 1};
+            cr_assert_eq(engine_execute(e, &b), CUDIS_OK);
+            for (int i = 0; i < 256; i++) {
+                cr_assert_eq(res[i].status, CUDIS_OK);
+            }
+        }
+    }
+    cudis_stats st;
+    engine_stats(e, &st);
+    cr_assert_leq(st.bytes_used, st.bytes_budget);
+    cr_assert_gt(st.evict_memory, 0);
+    free(val);
+    free(out);
+}
+
+Test(gpu_exec_host, values_far_bigger_than_a_page, .timeout = 300)
+{
+    engine_config cfg;
+    gk_config(&cfg, 64ull << 20, 0);
+    cfg.max_val_len = 32u << 20;
+    char why[256] = "";
+    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, NULL, why, sizeof(why));
+    cr_assert_not_null(e, "%s", why);
+    big_values(e);
+    engine_destroy(e);
+    e = engine_create("cpu", &cfg, why, sizeof(why));
+    cr_assert_not_null(e, "%s", why);
+    big_values(e);
+    engine_destroy(e);
 }

@@ -1,0 +1,542 @@
+/*
+ * ccht_exec.h - the one executor: what the CCHT does for one operation of a
+ * batch, written once for the host compiler and nvcc.
+ *
+ * The cpu engine (ccht.c) calls ccht_exec_read / ccht_exec_write from its
+ * prefetching batch loop; the gpu engine's kernels (kernels/) call
+ * ccht_exec_op from one thread per op; the host simulation of the kernels
+ * (tests/kernels) runs the kernels' loop body on host threads. All of them
+ * execute this code over a ccht_table (ccht_layout.h) whose memory is host
+ * or device memory; the seam between the two sides is only where that
+ * memory lives. The pieces:
+ *   - probe both buckets, decide with cudis_plan_op (common/cudis_op.h),
+ *     carry the plan out (ccht_bucket.h: locks, probe, victim slot,
+ *     publish, touch);
+ *   - memory from the arena (ccht_arena.h): a chunk without eviction while
+ *     the key's pair is locked; when memory is full, the pair is unlocked
+ *     first, the slow path evicts and returns a spare chunk, and the op
+ *     starts over with it;
+ *   - counters into a per-thread tally (ccht_tally_flush adds it).
+ *
+ * Concurrency: readers (GET without side effects, EXISTS, TTL) are
+ * optimistic (read both versions, probe, copy, validate, retry); every
+ * other op locks the key's two buckets. The batch rule (no two ops on one
+ * key in a batch when one writes) makes any execution order give the
+ * outcome of running the batch's ops one at a time.
+ *
+ * Write policy (cudis_op.h): a new value is written in place when it keeps
+ * the item's chunk (same allocator class, same header shape) and its old
+ * bytes stay where they are (SET, INCR, APPEND and SETRANGE within the
+ * chunk); otherwise into a new chunk (the victim's when a full pair evicts
+ * one of the same class), published with one slot-word store, and the old
+ * chunk is freed. Either way under the pair lock, so readers of the key
+ * see the old value or the new one, never a mix.
+ */
+#ifndef CCHT_EXEC_H
+#define CCHT_EXEC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ccht_arena.h"
+#include "ccht_bucket.h"
+#include "ccht_layout.h"
+#include "cudis_hd.h"
+#include "cudis_op.h"
+
+/* Rounds of "unlock, find memory, relock" one write may take before it
+ * reports CUDIS_E_FULL (each round ends with a chunk in hand; a round is
+ * lost only when the key's value changed size meanwhile). */
+#define CCHT_WRITE_ROUNDS 64
+
+/* One op as the thread running it sees it. */
+typedef struct ccht_env {
+    const cudis_op *op;
+    const uint8_t *key; /* the op's key bytes */
+    const uint8_t *arg; /* the op's value bytes (SET, APPEND, SETRANGE) */
+    cudis_result *res;
+    uint8_t *out; /* the batch's out buffer (NULL with out_cap 0) */
+    uint64_t out_cap;
+    uint64_t *out_len; /* reservations, atomically (cudis_op.h); NULL: no out
+                        * buffer (a value to return is CUDIS_E_OUTBUF) */
+    bool truncate;     /* copy min(value, out_cap) to out itself, no reservation
+                        * (the fixed-width row gets of the device API) */
+    int64_t now_ms;
+    uint32_t stamp; /* this op's recency stamp (low bits of the logical clock) */
+    uint32_t shard; /* allocator shard */
+    uint64_t seed;  /* the batch's randomness (ccht_batch_seed) */
+    uint64_t index; /* the op's index in its batch */
+    uint64_t rng;   /* victim sampling state: 0 until the slow path first needs it */
+} ccht_env;
+
+/* The randomness of a batch that moves the clock from c0 to c1 (both
+ * engines derive it the same way, so one thread running a batch on either
+ * makes the same choices). */
+CUDIS_HD static inline uint64_t ccht_batch_seed(uint64_t c0, uint64_t c1)
+{
+    return cudis_mix64(c1 ^ 0x94d049bb133111ebull, c0 + 1);
+}
+
+/* Fill the parts of x that depend on the op's place: op i of a batch whose
+ * clock starts at `base`. */
+CUDIS_HD static inline void ccht_env_place(ccht_env *x, uint64_t base, uint64_t seed, uint64_t i)
+{
+    x->stamp = (uint32_t)(base + i + 1);
+    x->shard = (uint32_t)(base + i);
+    x->seed = seed;
+    x->index = i;
+    x->rng = 0;
+}
+
+/* Add a thread's counter deltas to the table. */
+CUDIS_HD static inline void ccht_tally_flush(const ccht_table *T, const ccht_tally *ty)
+{
+    for (int i = 0; i < CCHT_C__COUNT; i++) {
+        if (ty->c[i] != 0) {
+            cudis_fetch_add_u64(&T->cnt[i], (uint64_t)ty->c[i]);
+        }
+    }
+}
+
+/* Key checks every op gets first: CUDIS_OK or the op's error. */
+CUDIS_HD static inline int ccht_exec_check(const ccht_table *T, const cudis_op *op)
+{
+    if (op->key_len > T->max_key_len) {
+        return CUDIS_E_KEYTOOBIG;
+    }
+    if (op->key_len == 0 && !T->allow_empty_key) {
+        return CUDIS_E_EMPTYKEY;
+    }
+    if (op->code == 0 || op->code >= CUDIS_OP__COUNT) {
+        return CUDIS_E_INVAL;
+    }
+    return CUDIS_OK;
+}
+
+/* Ops that take the optimistic path. */
+CUDIS_HD static inline bool ccht_op_is_read(const cudis_op *op)
+{
+    if (op->code == CUDIS_OP_GET) {
+        return !(op->flags & (CUDIS_F_DEL | CUDIS_F_SETEXP | CUDIS_F_PERSIST));
+    }
+    return op->code == CUDIS_OP_EXISTS || op->code == CUDIS_OP_TTL;
+}
+
+CUDIS_HD static inline void ccht_res_clear(cudis_result *res, int status)
+{
+    res->status = status;
+    res->flags = 0;
+    res->val_off = 0;
+    res->val_len = 0;
+    res->reserved = 0;
+    res->num = 0;
+}
+
+/* The key as a probe found it: fills cur (expired = absent). False when
+ * the item's length is torn (optimistic read: retry). */
+CUDIS_HD static inline bool ccht_cur_from(const ccht_view *v, uint64_t off, uint32_t h0,
+                                          int64_t now_ms, cudis_cur *cur)
+{
+    uint32_t vlen;
+    if (!ccht_item_vlen_ok(v, off, h0, &vlen)) {
+        return false;
+    }
+    int64_t e = ccht_item_expire(v, off, h0);
+    cur->found = !(e != 0 && e <= now_ms);
+    cur->val = ccht_item_val(v, off, h0);
+    cur->val_len = vlen;
+    cur->expire_ms = e;
+    return true;
+}
+
+CUDIS_HD static inline void ccht_count_lookup(ccht_tally *ty, const cudis_plan *plan, bool found)
+{
+    if (plan->lookup) {
+        ty->c[found ? CCHT_C_HITS : CCHT_C_MISSES] += 1;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Reads without a lock
+ * ---------------------------------------------------------------------- */
+
+CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, const ccht_hkey *hk,
+                                           ccht_tally *ty)
+{
+    const ccht_view *v = &T->v;
+    cudis_result *res = x->res;
+    uint64_t rsv_off = 0;
+    uint32_t rsv_len = 0;
+    bool have_rsv = false;
+    for (;;) {
+        uint64_t v1 = ccht_read_begin(v, hk->b1);
+        uint64_t v2 = hk->b2 != hk->b1 ? ccht_read_begin(v, hk->b2) : v1;
+        ccht_loc loc = {0, 0, 0};
+        uint32_t h0 = 0;
+        cudis_cur cur = {false, 0, 0, 0};
+        if (ccht_probe(v, hk, x->key, x->op->key_len, false, &loc, &h0) &&
+            !ccht_cur_from(v, ccht_slot_off(loc.word), h0, x->now_ms, &cur)) {
+            continue;
+        }
+        cudis_plan plan;
+        int rc = cudis_plan_op(x->op, x->arg, &cur, x->now_ms, T->max_val_len, &plan, res);
+        bool outbuf = false;
+        uint64_t at = 0;
+        uint32_t need = cur.val_len;
+        if (rc == CUDIS_OK && plan.return_old) {
+            if (x->truncate) {
+                ccht_bytes_read(x->out, cur.val, need < x->out_cap ? need : x->out_cap);
+            } else if (x->out_len == 0) {
+                outbuf = true; /* no out buffer at all */
+            } else {
+                if (!have_rsv || need > rsv_len) {
+                    rsv_off = cudis_fetch_add_u64(x->out_len, need);
+                    rsv_len = need;
+                    have_rsv = true;
+                }
+                at = rsv_off;
+                if (at + need > x->out_cap) {
+                    outbuf = true;
+                } else {
+                    ccht_bytes_read(x->out + at, cur.val, need);
+                }
+            }
+        }
+        if (!ccht_read_valid(v, hk->b1, v1) ||
+            (hk->b2 != hk->b1 && !ccht_read_valid(v, hk->b2, v2))) {
+            continue;
+        }
+        if (rc != CUDIS_OK) {
+            res->status = rc;
+            return;
+        }
+        if (outbuf) {
+            res->status = CUDIS_E_OUTBUF;
+            res->val_len = need;
+            res->flags &= ~(uint32_t)CUDIS_R_VALUE;
+            return;
+        }
+        if (plan.return_old) {
+            res->flags |= CUDIS_R_VALUE;
+            res->val_off = at;
+            res->val_len = need;
+        }
+        if (plan.touch && cur.found) {
+            ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
+        }
+        ccht_count_lookup(ty, &plan, cur.found);
+        return;
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Writes under the key's pair lock
+ * ---------------------------------------------------------------------- */
+
+/* True when every OLD segment of a WRITE plan copies bytes onto themselves,
+ * so the value can be rebuilt inside its current chunk. */
+CUDIS_HD static inline bool ccht_plan_in_place(const cudis_plan *p)
+{
+    uint32_t at = 0;
+    for (uint8_t i = 0; i < p->nseg; i++) {
+        if (p->seg[i].src == CUDIS_SEG_OLD && p->seg[i].off != at) {
+            return false;
+        }
+        at += p->seg[i].len;
+    }
+    return true;
+}
+
+/* Build a WRITE plan's value at dst: a fresh chunk (in_place = false), or
+ * the current value's own bytes (in_place: OLD segments are already there). */
+CUDIS_HD static inline void ccht_build_value(const cudis_plan *p, const uint8_t *old,
+                                             const uint8_t *arg, uint8_t *dst, bool in_place)
+{
+#if CUDIS_DEVICE_CODE || CCHT_TSAN
+    /* segment by segment through the byte helpers (TSan: optimistic readers
+     * may be reading the chunk; device: wide copies) */
+    uint32_t at = 0;
+    for (uint8_t i = 0; i < p->nseg; i++) {
+        const cudis_seg *s = &p->seg[i];
+        if (s->src == CUDIS_SEG_ZERO) {
+            ccht_bytes_zero(dst + at, s->len);
+        } else if (s->src == CUDIS_SEG_ARG) {
+            ccht_bytes_write(dst + at, arg + s->off, s->len);
+        } else if (s->src == CUDIS_SEG_NUM) {
+            ccht_bytes_write(dst + at, (const uint8_t *)p->num + s->off, s->len);
+        } else if (!in_place) {
+            ccht_bytes_write(dst + at, old + s->off, s->len);
+        }
+        at += s->len;
+    }
+#else
+    if (!in_place) {
+        cudis_plan_build(p, old, arg, dst);
+        return;
+    }
+    uint32_t at = 0;
+    for (uint8_t i = 0; i < p->nseg; i++) {
+        const cudis_seg *s = &p->seg[i];
+        if (s->src == CUDIS_SEG_ZERO) {
+            memset(dst + at, 0, s->len);
+        } else if (s->src == CUDIS_SEG_ARG) {
+            memcpy(dst + at, arg + s->off, s->len);
+        } else if (s->src == CUDIS_SEG_NUM) {
+            memcpy(dst + at, p->num + s->off, s->len);
+        }
+        at += s->len;
+    }
+#endif
+}
+
+/* Fill a chunk with key + the plan's value and return its slot word. */
+CUDIS_HD static inline uint64_t ccht_fill_item(const ccht_view *v, uint64_t off,
+                                               const ccht_hkey *hk, const ccht_env *x,
+                                               const cudis_plan *plan, const uint8_t *old)
+{
+    int has_exp = plan->expire_ms != 0;
+    uint8_t *p = v->arena + off + ccht_item_hdr(has_exp);
+    ccht_bytes_write(p, x->key, x->op->key_len);
+    ccht_build_value(plan, old, x->arg, p + x->op->key_len, false);
+    ccht_item_init(v, off, x->op->key_len, plan->new_len, plan->expire_ms);
+    return ccht_slot_make(hk->fp, off, has_exp);
+}
+
+CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, const ccht_hkey *hk,
+                                            ccht_tally *ty)
+{
+    const ccht_view *v = &T->v;
+    const ccht_arena *a = &T->a;
+    cudis_result *res = x->res;
+    uint64_t spare = CCHT_NO_CHUNK;
+    uint32_t spare_cls = 0;
+    for (uint32_t round = 0;; round++) {
+        ccht_pair_lock(v, hk);
+        ccht_loc loc = {0, 0, 0};
+        uint32_t h0 = 0;
+        cudis_cur cur = {false, 0, 0, 0};
+        uint64_t old_off = 0;
+        bool f = ccht_probe(v, hk, x->key, x->op->key_len, true, &loc, &h0);
+        if (f) {
+            old_off = ccht_slot_off(loc.word);
+            (void)ccht_cur_from(v, old_off, h0, x->now_ms, &cur); /* stable under the lock */
+        }
+        bool expired = f && !cur.found;
+        cudis_plan plan;
+        int rc = cudis_plan_op(x->op, x->arg, &cur, x->now_ms, T->max_val_len, &plan, res);
+        if (rc < 0) {
+            ccht_pair_unlock(v, hk);
+            res->status = rc;
+            break;
+        }
+        /* an expiry given to an item stored without the field: rewrite it */
+        if (plan.action == CUDIS_ACT_SETEXP && !(h0 & CCHT_ITEM_EXP) && plan.expire_ms != 0) {
+            plan.action = CUDIS_ACT_WRITE;
+            plan.nseg = 0;
+            plan.new_len = cur.val_len;
+            cudis_plan_seg(&plan, CUDIS_SEG_OLD, 0, cur.val_len);
+        }
+
+        /* Where a written value goes: in place, a victim's chunk, or a new one. */
+        bool in_place = false;
+        uint64_t chunk = CCHT_NO_CHUNK;
+        ccht_loc dst = loc;
+        int victim = CCHT_VICTIM_EMPTY;
+        if (plan.action == CUDIS_ACT_WRITE) {
+            int has_exp = plan.expire_ms != 0;
+            uint32_t cls =
+                ccht_arena_class_for(a, ccht_item_size(x->op->key_len, plan.new_len, has_exp));
+            if (cls == CCHT_NONE32) {
+                ccht_pair_unlock(v, hk);
+                res->status = CUDIS_E_FULL; /* bigger than all memory */
+                res->flags &= ~(uint32_t)CUDIS_R_DONE;
+                ty->c[CCHT_C_FULL] += 1;
+                break;
+            }
+            if (cur.found && ((h0 & CCHT_ITEM_EXP) != 0) == (has_exp != 0) &&
+                ccht_arena_chunk_class(a, old_off) == cls && ccht_plan_in_place(&plan)) {
+                in_place = true;
+            } else {
+                if (!f) {
+                    victim = ccht_pick_slot(v, hk, x->now_ms, x->stamp, &dst);
+                    if (victim != CCHT_VICTIM_EMPTY &&
+                        ccht_arena_chunk_class(a, ccht_slot_off(dst.word)) == cls) {
+                        chunk = ccht_slot_off(dst.word);
+                    }
+                }
+                if (chunk == CCHT_NO_CHUNK && spare != CCHT_NO_CHUNK && spare_cls == cls) {
+                    chunk = spare;
+                    spare = CCHT_NO_CHUNK;
+                }
+                if (chunk == CCHT_NO_CHUNK) {
+                    chunk = ccht_arena_alloc(a, cls, x->shard);
+                }
+                if (chunk == CCHT_NO_CHUNK) {
+                    /* memory is full: find some with no bucket held */
+                    ccht_pair_unlock(v, hk);
+                    if (spare != CCHT_NO_CHUNK) {
+                        ccht_arena_free(a, spare, x->shard);
+                    }
+                    if (x->rng == 0) {
+                        x->rng = cudis_mix64(x->seed ^ (x->index * 0x9e3779b97f4a7c15ull),
+                                             0xbf58476d1ce4e5b9ull) |
+                                 1;
+                    }
+                    ccht_mem_ctx m = {x->now_ms, x->stamp, x->shard, &x->rng, ty};
+                    spare = round < CCHT_WRITE_ROUNDS ? ccht_arena_alloc_slow(T, cls, &m)
+                                                      : CCHT_NO_CHUNK;
+                    if (spare == CCHT_NO_CHUNK) {
+                        res->status = CUDIS_E_FULL;
+                        res->flags &= ~(uint32_t)CUDIS_R_DONE;
+                        res->num = 0;
+                        ty->c[CCHT_C_FULL] += 1;
+                        break;
+                    }
+                    spare_cls = cls;
+                    continue;
+                }
+            }
+        }
+        bool victim_chunk = f ? false
+                              : (victim != CCHT_VICTIM_EMPTY && chunk != CCHT_NO_CHUNK &&
+                                 chunk == ccht_slot_off(dst.word));
+
+        if (plan.return_old) {
+            uint32_t need = cur.val_len;
+            uint64_t at = x->out_len != 0 ? cudis_fetch_add_u64(x->out_len, need) : UINT64_MAX;
+            if (at == UINT64_MAX || at + need > x->out_cap) {
+                if (chunk != CCHT_NO_CHUNK && !victim_chunk) {
+                    ccht_arena_free(a, chunk, x->shard);
+                }
+                ccht_pair_unlock(v, hk);
+                res->status = CUDIS_E_OUTBUF;
+                res->val_len = need;
+                res->flags &= ~(uint32_t)(CUDIS_R_DONE | CUDIS_R_VALUE);
+                break;
+            }
+            ccht_bytes_read(x->out + at, cur.val, need);
+            res->val_off = at;
+            res->val_len = need;
+            res->flags |= CUDIS_R_VALUE;
+        }
+
+        switch (plan.action) {
+        case CUDIS_ACT_WRITE:
+            if (in_place) {
+                ccht_build_value(&plan, cur.val, x->arg, (uint8_t *)cur.val, true);
+                cudis_store_relaxed_u32((uint32_t *)(v->arena + old_off + 4), plan.new_len);
+                if (plan.expire_ms != 0) {
+                    ccht_item_set_expire(v, old_off, plan.expire_ms);
+                }
+                ty->c[CCHT_C_VAL_BYTES] += (int64_t)plan.new_len - (int64_t)cur.val_len;
+                ccht_touch(v, loc.bucket, loc.way, x->stamp, 0);
+                break;
+            }
+            if (victim != CCHT_VICTIM_EMPTY) {
+                /* the victim leaves before its chunk may be overwritten */
+                ty->c[victim == CCHT_VICTIM_EXPIRED ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_BUCKET] +=
+                    1;
+                ccht_tally_drop(ty, v, ccht_slot_off(dst.word));
+            }
+            if (f) {
+                if (expired) {
+                    ty->c[CCHT_C_EVICT_EXPIRED] += 1;
+                }
+                ccht_tally_drop(ty, v, old_off);
+            }
+            {
+                uint64_t word = ccht_fill_item(v, chunk, hk, x, &plan, cur.found ? cur.val : 0);
+                ccht_slot_publish(v, dst.bucket, dst.way, word, x->stamp);
+            }
+            if (f) {
+                ccht_arena_free(a, old_off, x->shard);
+            } else if (victim != CCHT_VICTIM_EMPTY && !victim_chunk) {
+                ccht_arena_free(a, ccht_slot_off(dst.word), x->shard);
+            }
+            ty->c[CCHT_C_ITEMS] += 1;
+            ty->c[CCHT_C_KEY_BYTES] += x->op->key_len;
+            ty->c[CCHT_C_VAL_BYTES] += plan.new_len;
+            break;
+        case CUDIS_ACT_SETEXP:
+            if (h0 & CCHT_ITEM_EXP) { /* else the expiry was none and stays none */
+                ccht_item_set_expire(v, old_off, plan.expire_ms);
+            }
+            ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
+            break;
+        case CUDIS_ACT_DELETE:
+            ccht_tally_drop(ty, v, old_off);
+            cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
+            ccht_arena_free(a, old_off, x->shard);
+            break;
+        default:
+            if (expired) {
+                /* reclaim the expired item found */
+                ty->c[CCHT_C_EVICT_EXPIRED] += 1;
+                ccht_tally_drop(ty, v, old_off);
+                cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
+                ccht_arena_free(a, old_off, x->shard);
+            } else if (plan.touch && cur.found) {
+                ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
+            }
+            break;
+        }
+        ccht_count_lookup(ty, &plan, cur.found);
+        ccht_pair_unlock(v, hk);
+        break;
+    }
+    if (spare != CCHT_NO_CHUNK) {
+        ccht_arena_free(a, spare, x->shard);
+    }
+}
+
+/* One op, from its key checks on (the kernels' per-thread body). */
+CUDIS_HD static inline void ccht_exec_op(const ccht_table *T, ccht_env *x, ccht_tally *ty)
+{
+    int rc = ccht_exec_check(T, x->op);
+    ccht_res_clear(x->res, rc);
+    if (rc != CUDIS_OK) {
+        return;
+    }
+    ccht_hkey hk = ccht_hash_key(&T->v, x->key, x->op->key_len);
+    if (ccht_op_is_read(x->op)) {
+        ccht_exec_read(T, x, &hk, ty);
+    } else {
+        ccht_exec_write(T, x, &hk, ty);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Whole-table helpers shared by both engines
+ * ---------------------------------------------------------------------- */
+
+/* Reclaim the expired items of bucket b (locks it). Returns how many. */
+CUDIS_HD static inline uint32_t ccht_sweep_bucket(const ccht_table *T, uint64_t b, int64_t now_ms,
+                                                  uint32_t shard, ccht_tally *ty)
+{
+    const ccht_view *v = &T->v;
+    bool any = false;
+    for (uint32_t w = 0; w < v->ways; w++) {
+        uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
+        any = any || (word & CCHT_SLOT_EXP) != 0;
+    }
+    if (!any) {
+        return 0;
+    }
+    uint32_t n = 0;
+    ccht_bkt_lock(v, b);
+    for (uint32_t w = 0; w < v->ways; w++) {
+        uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
+        if (word != 0 && ccht_slot_expired(v, word, now_ms)) {
+            uint64_t off = ccht_slot_off(word);
+            ty->c[CCHT_C_EVICT_EXPIRED] += 1;
+            ccht_tally_drop(ty, v, off);
+            cudis_store_rel_u64(ccht_bkt_slot(v, b, w), 0);
+            ccht_arena_free(&T->a, off, shard);
+            n++;
+        }
+    }
+    ccht_bkt_unlock(v, b);
+    return n;
+}
+
+#endif /* CCHT_EXEC_H */
