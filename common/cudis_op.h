@@ -28,10 +28,15 @@
  *      otherwise copy the old value there, set res.val_off/val_len and
  *      CUDIS_R_VALUE;
  *   4. carry out plan.action: WRITE a new value of plan.new_len bytes built
- *      by cudis_plan_build() with expiry plan.expire_ms (never in place: a
- *      new chunk, then publish), SETEXP (only the expiry changes), DELETE;
- *      if the write cannot get memory, res.status = CUDIS_E_FULL (or
- *      CUDIS_E_NOMEM) and the old value stays;
+ *      by cudis_plan_build() with expiry plan.expire_ms, SETEXP (only the
+ *      expiry changes), DELETE; if the write cannot get memory,
+ *      res.status = CUDIS_E_FULL (or CUDIS_E_NOMEM) and the old value stays.
+ *      The write policy (one for every engine): a store that keeps items in
+ *      place while holding the key may rewrite the value in its own memory
+ *      when it still fits and every CUDIS_SEG_OLD segment stays where it is
+ *      (the CCHT: same chunk class and header shape); otherwise the new
+ *      value goes to new memory, made visible in one step, and the old is
+ *      freed. Either way no reader ever sees a mix of old and new bytes;
  *   5. if plan.touch (or the op wrote), refresh the key's recency; count a
  *      hit or a miss when plan.lookup is set.
  */

@@ -3,17 +3,18 @@
  * compiler and nvcc (CUDIS_HD static inline functions over a ccht_view).
  *
  * No allocation, no pthread, no pointers stored in memory: only the view's
- * base pointers and the atomics of cudis_hd.h. The host engine (ccht.c) and
- * the CUDA kernels (kernels/) call these functions; each supplies its own
- * chunk allocator for the arena.
+ * base pointers and the atomics of cudis_hd.h. The executor (ccht_exec.h)
+ * and the arena (ccht_arena.h), run by the host engine (ccht.c) and the
+ * CUDA kernels (kernels/) alike, are built on these functions.
  *
  * Protocol (DESIGN.md section 2):
  * - A key hashes (cudis_hash with the view's seed) to two buckets b1 != b2
  *   (fastrange over n_buckets) and a 15-bit fingerprint.
  * - Writers lock both buckets in index order (ccht_pair_lock), probe both,
- *   decide (cudis_plan_op), write a NEW chunk, publish its slot word with one
- *   release store, free the old chunk while still holding the lock, then
- *   unlock (ccht_pair_unlock): the version moves by 2.
+ *   decide (cudis_plan_op), write the value (in place, or into a new chunk
+ *   published with one release store of its slot word, the old chunk freed
+ *   while still holding the lock), then unlock (ccht_pair_unlock): the
+ *   version moves by 2.
  * - Readers are optimistic: v = ccht_read_begin() for both buckets, probe,
  *   copy what they need, then ccht_read_valid() on both; any change (a
  *   writer published, or freed a chunk the reader may have been copying)
@@ -25,7 +26,10 @@
  *   of the two buckets (each bucket's LRU tail; the older one loses). No
  *   displacement chains.
  * - Hits refresh the slot's 32-bit stamp (racy relaxed store, skipped when
- *   the stamp is recent enough: `slack`).
+ *   the stamp is recent enough: `slack`). Stamps are the low bits of a
+ *   64-bit per-op clock; ccht_bkt_clamp, run over a few buckets by every
+ *   batch, keeps each within 2^30 ticks of the clock, so ages (ccht_age)
+ *   never wrap.
  *
  * Thread-safety of item bytes under ThreadSanitizer: optimistic readers may
  * read a chunk a writer is refilling (the validation discards that read).

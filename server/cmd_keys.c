@@ -50,6 +50,11 @@ void reply_engine_error(conn *c, int status)
     case CUDIS_E_NOMEM:
         conn_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
         break;
+    case CUDIS_E_DEVFAIL: {
+        const char *why = engine_failure(srv.eng);
+        conn_errorf(c, "ERR %s", why ? why : "the engine's device failed");
+        break;
+    }
     default: conn_errorf(c, "ERR engine error: %s", cudis_strerror(status)); break;
     }
 }

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "ccht.h"
+#include "ccht_audit.h"
 #include "cudis_err.h"
 #include "cudis_time.h"
 
@@ -273,6 +274,10 @@ static void run(int n_workers, bool deletes, double seconds)
     cr_assert_gt(atomic_load(&checked), 100);
     cr_assert_gt(sc.full_scans, 0);
     cr_assert_leq(s.bytes_used, s.bytes_budget);
+    /* quiescent now: index, free lists, pages and counters agree */
+    ccht_audit au;
+    cr_assert_eq(ccht_audit_table(ccht_table_of(T), &au), 0, "audit: %s", au.first_error);
+    cr_assert_eq(au.slots, s.items);
     if (!deletes) {
         cr_assert_eq(s.evict_bucket + s.evict_memory + s.evict_expired, 0);
         cr_assert_eq(s.items, N_KEYS);

@@ -9,9 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cuda_runtime_api.h>
 
+#include "engine.h"
 #include "gk_checks.h"
 #include "gpu_engine.h"
 #include "gpu_store.h"
@@ -409,4 +411,97 @@ Test(gpu_engine, submit_complete_pipeline)
         }
     }
     gpu_engine_destroy(g);
+}
+
+/* ------------------------------------------------------------------------
+ * Device faults (gpu_engine_inject_fault)
+ * ---------------------------------------------------------------------- */
+
+/* A batch of one SET; returns engine_execute's / gpu_engine_execute's rc. */
+static int set_one(gpu_engine *g, const char *key)
+{
+    one o;
+    memset(&o, 0, sizeof(o));
+    uint32_t kl = (uint32_t)strlen(key);
+    memcpy(o.in, key, kl);
+    o.op = (cudis_op){.code = CUDIS_OP_SET, .key_len = kl, .val_off = kl, .val_len = 0};
+    cudis_batch b = {.ops = &o.op, .n_ops = 1, .in = o.in, .res = &o.res, .now_ms = NOW};
+    return gpu_engine_execute(g, &b);
+}
+
+/* A CUDA call failing as a sticky error would: the engine fails, says why,
+ * and every later call returns CUDIS_E_DEVFAIL at once. */
+Test(gpu_engine, injected_cuda_error_fails_the_engine)
+{
+    gpu_engine *g = open_or_skip(16u << 20, 0);
+    cr_assert_eq(set_one(g, "before"), 0);
+    cr_assert_null(gpu_engine_failure(g));
+    gpu_engine_inject_fault(2, 0);
+    int rc = 0;
+    for (int i = 0; i < 10 && rc == 0; i++) {
+        rc = set_one(g, "during");
+    }
+    gpu_engine_inject_fault(0, 0);
+    cr_assert_eq(rc, CUDIS_E_DEVFAIL);
+    cr_assert_not_null(gpu_engine_failure(g));
+    cr_assert_eq(set_one(g, "after"), CUDIS_E_DEVFAIL);
+    cr_assert_eq(gpu_engine_flush(g), CUDIS_E_DEVFAIL);
+    char info[4096];
+    gpu_engine_info(g, info, sizeof(info));
+    cr_assert_neq(strstr(info, "gpu_failed:1\r\n"), NULL, "%s", info);
+    gpu_engine_destroy(g);
+}
+
+/* A launch that never finishes (a hung kernel, simulated): the watchdog
+ * fails the engine; nothing waits for ever. */
+Test(gpu_engine, watchdog_ends_a_hung_launch, .timeout = 60)
+{
+    char why[256] = "";
+    if (gpu_engine_probe(-1, why, sizeof(why)) != 0) {
+        cr_skip_test("no usable GPU: %s", why);
+    }
+    engine_config c;
+    gk_config(&c, 16u << 20, 0);
+    c.watchdog_ms = 300;
+    gpu_engine *g = gpu_engine_create(&c, why, sizeof(why));
+    cr_assert_not_null(g, "%s", why);
+    cr_assert_eq(set_one(g, "before"), 0);
+    gpu_engine_inject_fault(0, 1);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    cr_assert_eq(set_one(g, "hung"), CUDIS_E_DEVFAIL);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    gpu_engine_inject_fault(0, 0);
+    double s = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    cr_assert_lt(s, 5.0, "the watchdog took %.1f s", s);
+    cr_assert_neq(strstr(gpu_engine_failure(g), "watchdog"), NULL, "%s", gpu_engine_failure(g));
+    gpu_engine_destroy(g);
+}
+
+/* Under auto, a device fault switches to a fresh cpu engine and the batch
+ * that met it still gets its results. */
+Test(gpu_engine, auto_fails_over_to_cpu)
+{
+    char why[256] = "";
+    if (gpu_engine_probe(-1, why, sizeof(why)) != 0) {
+        cr_skip_test("no usable GPU: %s", why);
+    }
+    engine_config c;
+    gk_config(&c, 16u << 20, 0);
+    engine *e = engine_create("auto", &c, why, sizeof(why));
+    cr_assert_not_null(e, "%s", why);
+    cr_assert_str_eq(engine_name(e), "gpu");
+    one o;
+    memset(&o, 0, sizeof(o));
+    memcpy(o.in, "kv", 2);
+    o.op = (cudis_op){.code = CUDIS_OP_SET, .key_len = 1, .val_off = 1, .val_len = 1};
+    cudis_batch b = {.ops = &o.op, .n_ops = 1, .in = o.in, .res = &o.res, .now_ms = NOW};
+    gpu_engine_inject_fault(1, 0);
+    cr_assert_eq(engine_execute(e, &b), CUDIS_OK);
+    gpu_engine_inject_fault(0, 0);
+    cr_assert_eq(o.res.status, CUDIS_OK);
+    cr_assert_str_eq(engine_name(e), "cpu");
+    cr_assert_eq(engine_failovers(e), 1);
+    cr_assert_not_null(engine_failure(e));
+    engine_destroy(e);
 }
