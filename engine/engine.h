@@ -19,6 +19,7 @@
 #ifndef ENGINE_H
 #define ENGINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -61,6 +62,39 @@ const char *const *engine_names(void);
 
 /* See engine_store_ops for the meaning of each. */
 int engine_execute(engine *e, cudis_batch *batch);
+
+/*
+ * Asynchronous batches. A queue belongs to one caller (an event loop): it
+ * holds at most ENGINE_QUEUE_MAX batches in flight, which execute in the
+ * order submitted and complete in that order, while the caller goes on (it
+ * parses the next batch while this one runs; on the gpu, the copy-in of
+ * the next overlaps the kernel of this one). The outcome is what calling
+ * engine_execute on each batch in turn gives, failover included. A batch
+ * and its buffers belong to the queue from submit until its complete.
+ *
+ * engine_queue_create: NULL when out of memory or threads.
+ * engine_queue_destroy: completes what is in flight first.
+ * engine_queue_submit: CUDIS_OK, or CUDIS_E_BUSY when ENGINE_QUEUE_MAX are
+ *   in flight (complete one first).
+ * engine_queue_complete: waits for the oldest batch in flight; returns what
+ *   engine_execute would have for it (and the batch in *b unless NULL);
+ *   CUDIS_E_INVAL when nothing is in flight.
+ * engine_queue_ready: the oldest batch is finished (complete will not wait).
+ * engine_queue_fd: a file descriptor that becomes readable when a batch
+ *   finishes, for the caller's event loop; engine_queue_clear_fd empties it
+ *   (then complete every ready batch).
+ * The queue's functions are for its owner's thread only.
+ */
+#define ENGINE_QUEUE_MAX 2
+typedef struct engine_queue engine_queue;
+engine_queue *engine_queue_create(engine *e);
+void engine_queue_destroy(engine_queue *q);
+int engine_queue_submit(engine_queue *q, cudis_batch *batch);
+int engine_queue_complete(engine_queue *q, cudis_batch **batch);
+bool engine_queue_ready(engine_queue *q);
+uint32_t engine_queue_depth(engine_queue *q);
+int engine_queue_fd(engine_queue *q);
+void engine_queue_clear_fd(engine_queue *q);
 int engine_scan(engine *e, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
                 void *arg, uint64_t *next);
 int engine_random_key(engine *e, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);

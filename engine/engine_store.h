@@ -83,6 +83,16 @@ typedef struct engine_store_ops {
     /* NULL while the store works; once it returned CUDIS_E_DEVFAIL, one
      * line saying why. May be NULL (the store never fails that way). */
     const char *(*failure)(void *store);
+
+    /* Asynchronous execution, both or neither (may be NULL: the engine's
+     * queue then runs execute on a thread of its own). submit starts a
+     * batch and returns at once with a ticket (CUDIS_OK), or fails and
+     * starts nothing (CUDIS_E_BUSY when too much is in flight); batches
+     * submitted from one thread execute in submission order. complete
+     * waits for a ticket's batch and returns what execute would have;
+     * every ticket is completed exactly once. */
+    int (*submit)(void *store, cudis_batch *batch, void **ticket);
+    int (*complete)(void *store, void *ticket);
 } engine_store_ops;
 
 #endif /* ENGINE_STORE_H */

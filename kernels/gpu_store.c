@@ -62,6 +62,16 @@ static const char *gs_failure(void *s)
     return gpu_engine_failure((gpu_engine *)s);
 }
 
+static int gs_submit(void *s, cudis_batch *b, void **ticket)
+{
+    return gpu_engine_submit((gpu_engine *)s, b, (gpu_pending **)ticket);
+}
+
+static int gs_complete(void *s, void *ticket)
+{
+    return gpu_engine_complete((gpu_engine *)s, (gpu_pending *)ticket);
+}
+
 const engine_store_ops gpu_store_ops = {
     .name = "gpu",
     .description = "double-LRU cuckoo hash table (CCHT) in CUDA device memory",
@@ -77,4 +87,6 @@ const engine_store_ops gpu_store_ops = {
     .reset_stats = gs_reset_stats,
     .info = gs_info,
     .failure = gs_failure,
+    .submit = gs_submit,
+    .complete = gs_complete,
 };

@@ -201,11 +201,8 @@ pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t no
     return p;
 }
 
-int batch_exec(batcher *b, engine *e, int64_t now_ms)
+void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb)
 {
-    if (b->nops == 0) {
-        return CUDIS_OK;
-    }
     if (b->out_cap == 0) {
         b->out_cap = 256 * 1024;
         b->out = malloc(b->out_cap);
@@ -213,22 +210,25 @@ int batch_exec(batcher *b, engine *e, int64_t now_ms)
             abort();
         }
     }
-    cudis_batch cb = {.ops = b->ops,
-                      .n_ops = b->nops,
-                      .in = b->in,
-                      .res = b->res,
-                      .out = b->out,
-                      .out_cap = b->out_cap,
-                      .out_len = 0,
-                      .now_ms = now_ms};
-    int rc = engine_execute(e, &cb);
+    *cb = (cudis_batch){.ops = b->ops,
+                        .n_ops = b->nops,
+                        .in = b->in,
+                        .res = b->res,
+                        .out = b->out,
+                        .out_cap = b->out_cap,
+                        .out_len = 0,
+                        .now_ms = now_ms};
     b->now_ms = now_ms;
+}
+
+int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, int rc)
+{
     if (rc != CUDIS_OK) {
         for (uint32_t i = 0; i < b->nops; i++) {
             memset(&b->res[i], 0, sizeof(b->res[i]));
             b->res[i].status = rc;
         }
-        b->st.failed++;
+        st->failed++;
         return rc;
     }
     /* Re-run the ops whose value did not fit, each round with exactly the
@@ -245,7 +245,7 @@ int batch_exec(batcher *b, engine *e, int64_t now_ms)
         if (nre == 0) {
             break;
         }
-        b->st.outbuf_reruns += nre;
+        st->outbuf_reruns += nre;
         uint64_t base = b->out_cap;
         uint64_t ncap = base + needed + 4096;
         uint8_t *q = realloc(b->out, ncap);
@@ -294,6 +294,29 @@ int batch_exec(batcher *b, engine *e, int64_t now_ms)
         }
     }
     return CUDIS_OK;
+}
+
+int batch_exec(batcher *b, engine *e, int64_t now_ms)
+{
+    if (b->nops == 0) {
+        return CUDIS_OK;
+    }
+    cudis_batch cb;
+    batch_view(b, now_ms, &cb);
+    return batch_after(b, &b->st, e, now_ms, engine_execute(e, &cb));
+}
+
+void batch_swap(batcher *a, batcher *b)
+{
+    batch_stats st = a->st;
+    uint64_t seq = a->seq;
+    batcher t = *a;
+    *a = *b;
+    *b = t;
+    b->st = a->st;
+    b->seq = a->seq;
+    a->st = st;
+    a->seq = seq;
 }
 
 void batch_reset(batcher *b)

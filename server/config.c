@@ -49,6 +49,8 @@ const config_option config_table[] = {
      "Expected key plus value size in bytes; sizes the cuckoo index against the value memory (set it near your typical item size)."},
     {"io-threads", OPT_INT, "1", 1, 64, NULL, false, OFF(io_threads),
      "Event loops (threads) serving client connections."},
+    {"engine-pipeline", OPT_BOOL, "yes", 0, 0, NULL, false, OFF(engine_pipeline),
+     "Run each batch asynchronously: an event loop parses the next batch while the engine runs this one (on the gpu, the next batch's copy overlaps this one's kernel)."},
     {"batch-max-ops", OPT_INT, "256", 1, 1048576, NULL, true, OFF(batch_max_ops),
      "Most operations in one engine batch; a full batch is executed at once."},
     {"batch-max-wait-us", OPT_INT, "50", 0, 1000000, NULL, true, OFF(batch_max_wait_us),

@@ -310,7 +310,8 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
                     "batch_exec_us_avg:%.2f\r\nbatch_sealed_conflict:%llu\r\n"
                     "batch_sealed_full:%llu\r\nbatch_sealed_deadline:%llu\r\n"
                     "batch_sealed_drain:%llu\r\nbatch_outbuf_reruns:%llu\r\n"
-                    "batch_failed:%llu\r\nbatch_max_ops:%lld\r\nbatch_max_wait_us:%lld\r\n",
+                    "batch_failed:%llu\r\nbatch_max_ops:%lld\r\nbatch_max_wait_us:%lld\r\n"
+                    "engine_pipeline:%d\r\n",
                     (unsigned long long)bs.batches, (unsigned long long)bs.ops,
                     (unsigned long long)bs.cmds, (double)bs.ops / nb,
                     (unsigned long long)hist_quantile(bs.size_hist, 0.5),
@@ -322,7 +323,7 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
                     (unsigned long long)bs.sealed_full, (unsigned long long)bs.sealed_deadline,
                     (unsigned long long)bs.sealed_drain, (unsigned long long)bs.outbuf_reruns,
                     (unsigned long long)bs.failed, srv.cfg.batch_max_ops,
-                    srv.cfg.batch_max_wait_us);
+                    srv.cfg.batch_max_wait_us, srv.cfg.engine_pipeline ? 1 : 0);
         hist_line(o, "batch_size_hist", bs.size_hist);
         hist_line(o, "batch_wait_us_hist", bs.wait_hist);
         char buf[4096];

@@ -376,38 +376,22 @@ void conn_errorf(conn *c, const char *fmt, ...)
  * Batches
  * ---------------------------------------------------------------------- */
 
-void loop_flush(loop *lp, int reason)
+/* Statistics of a finished batch, then its replies, in the order the
+ * commands came; the batcher is reset. */
+static void batch_answer(loop *lp, batcher *b, int reason, int64_t now, uint64_t wait_us,
+                         uint64_t exec_ns)
 {
-    batcher *b = &lp->b;
-    if (b->npend == 0) {
-        return;
-    }
-    uint64_t t0 = cudis_mono_ns();
-    uint64_t wait_us = (t0 - b->open_ns) / 1000;
-    int64_t now = cudis_now_ms();
-    bool locked = srv.nloops > 1;
-    if (locked) {
-        if (b->exclusive) {
-            pthread_rwlock_wrlock(&srv.eng_lock);
-        } else {
-            pthread_rwlock_rdlock(&srv.eng_lock);
-        }
-    }
-    batch_exec(b, srv.eng, now);
-    if (locked) {
-        pthread_rwlock_unlock(&srv.eng_lock);
-    }
-    uint64_t t1 = cudis_mono_ns();
-    batch_record(&b->st, b->nops, wait_us, t1 - t0);
-    b->st.cmds += b->npend;
+    batch_stats *st = &lp->b.st;
+    batch_record(st, b->nops, wait_us, exec_ns);
+    st->cmds += b->npend;
     switch (reason) {
-    case SEAL_CONFLICT: b->st.sealed_conflict++; break;
-    case SEAL_FULL: b->st.sealed_full++; break;
-    case SEAL_DEADLINE: b->st.sealed_deadline++; break;
-    case SEAL_DRAIN: b->st.sealed_drain++; break;
+    case SEAL_CONFLICT: st->sealed_conflict++; break;
+    case SEAL_FULL: st->sealed_full++; break;
+    case SEAL_DEADLINE: st->sealed_deadline++; break;
+    case SEAL_DRAIN: st->sealed_drain++; break;
     default: break;
     }
-    uint64_t per_op_ns = b->nops ? (t1 - t0) / b->nops : 0;
+    uint64_t per_op_ns = b->nops ? exec_ns / b->nops : 0;
     cudis_batch view = {.ops = b->ops,
                         .n_ops = b->nops,
                         .in = b->in,
@@ -429,6 +413,93 @@ void loop_flush(loop *lp, int reason)
         wlist_add(c);
     }
     batch_reset(b);
+}
+
+/* Wait for the batch in flight (if any) and answer it. */
+void loop_complete(loop *lp)
+{
+    if (!lp->in_flight) {
+        return;
+    }
+    int rc = engine_queue_complete(lp->q, NULL);
+    rc = batch_after(&lp->fb, &lp->b.st, srv.eng, lp->flight_now, rc);
+    (void)rc;
+    if (lp->flight_locked) {
+        pthread_rwlock_unlock(&srv.eng_lock);
+    }
+    lp->in_flight = false;
+    lp->flight_locked = false;
+    batch_answer(lp, &lp->fb, lp->flight_reason, lp->flight_now, lp->flight_wait_us,
+                 cudis_mono_ns() - lp->flight_t0);
+}
+
+/*
+ * Seal the open batch and run it. With engine-pipeline, a batch that needs
+ * no exclusive engine runs asynchronously: the batch in flight before it
+ * is answered first (so replies keep their order and it is done before
+ * this one starts), then this one is submitted and the loop goes on
+ * parsing; the queue's fd answers it (done_cb) or the next flush does.
+ * SEAL_DRAIN answers everything before returning.
+ */
+void loop_flush(loop *lp, int reason)
+{
+    batcher *b = &lp->b;
+    if (b->npend == 0) {
+        if (reason == SEAL_DRAIN) {
+            loop_complete(lp);
+        }
+        return;
+    }
+    loop_complete(lp);
+    uint64_t t0 = cudis_mono_ns();
+    uint64_t wait_us = (t0 - b->open_ns) / 1000;
+    int64_t now = cudis_now_ms();
+    bool locked = srv.nloops > 1;
+    if (lp->q != NULL && reason != SEAL_DRAIN && !b->exclusive && b->nops > 0) {
+        if (locked) {
+            pthread_rwlock_rdlock(&srv.eng_lock);
+        }
+        batch_swap(&lp->fb, b);
+        batch_view(&lp->fb, now, &lp->fcb);
+        if (engine_queue_submit(lp->q, &lp->fcb) == CUDIS_OK) {
+            lp->in_flight = true;
+            lp->flight_locked = locked;
+            lp->flight_reason = reason;
+            lp->flight_t0 = t0;
+            lp->flight_wait_us = wait_us;
+            lp->flight_now = now;
+            return;
+        }
+        batch_swap(&lp->fb, b); /* cannot happen (nothing in flight): run it here */
+        if (locked) {
+            pthread_rwlock_unlock(&srv.eng_lock);
+        }
+    }
+    if (locked) {
+        if (b->exclusive) {
+            pthread_rwlock_wrlock(&srv.eng_lock);
+        } else {
+            pthread_rwlock_rdlock(&srv.eng_lock);
+        }
+    }
+    batch_exec(b, srv.eng, now);
+    if (locked) {
+        pthread_rwlock_unlock(&srv.eng_lock);
+    }
+    batch_answer(lp, b, reason, now, wait_us, cudis_mono_ns() - t0);
+}
+
+/* The queue's fd: a batch finished. */
+static void done_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    loop *lp = arg;
+    engine_queue_clear_fd(lp->q);
+    if (lp->in_flight && engine_queue_ready(lp->q)) {
+        loop_complete(lp);
+    }
+    loop_drain(lp);
 }
 
 static void flush_cb(evutil_socket_t fd, short what, void *arg)
@@ -701,18 +772,22 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         srv.ops_sample_prev = total;
         srv.ops_sample_ns = ns;
         if (srv.nloops > 1) {
+            loop_complete(lp); /* its read lock would block our write lock */
             pthread_rwlock_wrlock(&srv.eng_lock);
         }
         /* Adaptive sweep, like Redis's active expiry: a small slice of the
          * index per tick (a few hundred microseconds) while nothing expires;
-         * while expired items keep turning up, the slice grows fourfold per
-         * tick up to 64 Ki buckets (or a full pass every two seconds on a
-         * small index), and shrinks again when a slice finds nothing. */
+         * once expired items turn up, slices of a full pass per second (at
+         * most 256 Ki buckets a tick, a few milliseconds). It shrinks again
+         * only after a whole pass found nothing: a few expired keys
+         * scattered over a big index are all found within that pass, not
+         * left to chance slices. */
         cudis_stats es;
         engine_stats(srv.eng, &es);
-        uint64_t full = es.capacity / 8 / (uint64_t)(2 * srv.cfg.hz);
-        uint64_t cap = full < 65536 ? (full < 4096 ? 4096 : full) : 65536;
-        static uint64_t work;
+        uint64_t units = es.capacity / 8; /* buckets of an 8-way index */
+        uint64_t full = units / (uint64_t)srv.cfg.hz;
+        uint64_t cap = full < 262144 ? (full < 4096 ? 4096 : full) : 262144;
+        static uint64_t work, pass_done, pass_found, last_pass_found;
         if (work < 4096) {
             work = 4096;
         }
@@ -720,10 +795,17 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
             work = cap;
         }
         int n = engine_sweep(srv.eng, now, (uint32_t)(work > 1u << 30 ? 1u << 30 : work));
+        pass_done += work;
+        pass_found += n > 0 ? (uint64_t)n : 0;
         if (n > 0) {
-            work = work * 4 > cap ? cap : work * 4;
-        } else {
+            work = cap;
+        } else if (pass_found == 0 && last_pass_found == 0) {
             work /= 2;
+        }
+        if (pass_done >= units) {
+            last_pass_found = pass_found;
+            pass_done = 0;
+            pass_found = 0;
         }
         if (n > 0) {
             srv.expired_keys += (uint64_t)n;
@@ -943,6 +1025,17 @@ static void loop_setup(loop *lp, int idx)
     event_add(lp->notify_ev, NULL);
     pthread_mutex_init(&lp->lock, NULL);
     batch_init(&lp->b);
+    batch_init(&lp->fb);
+    if (srv.cfg.engine_pipeline) {
+        lp->q = engine_queue_create(srv.eng);
+        if (lp->q == NULL) {
+            log_msg(LL_WARNING, "engine-pipeline: cannot start a queue thread; batches run inline");
+        } else {
+            lp->done_ev =
+                event_new(lp->base, engine_queue_fd(lp->q), EV_READ | EV_PERSIST, done_cb, lp);
+            event_add(lp->done_ev, NULL);
+        }
+    }
     lp->st.cmds = calloc((size_t)cmd_count(), sizeof(cmd_stat));
     struct timeval tv = {0, (suseconds_t)(1000000 / srv.cfg.hz)};
     evtimer_add(lp->cron_ev, &tv);
@@ -1114,7 +1207,12 @@ int server_start(void)
         event_free(lp->notify_ev);
         close(lp->notify_fd[0]);
         close(lp->notify_fd[1]);
+        if (lp->done_ev != NULL) {
+            event_free(lp->done_ev);
+        }
+        engine_queue_destroy(lp->q); /* nothing is in flight: loop_final drained it */
         batch_deinit(&lp->b);
+        batch_deinit(&lp->fb);
         free(lp->st.cmds);
         event_base_free(lp->base);
     }

@@ -202,6 +202,15 @@ struct loop {
     conn *wlist;
     loop_stats st;
     pthread_mutex_t lock;       /* guards the client list for CLIENT LIST/KILL */
+    /* the batch in flight (engine-pipeline): submitted, not yet answered */
+    engine_queue *q;
+    struct event *done_ev;      /* the queue's fd: a batch finished */
+    batcher fb;
+    cudis_batch fcb;
+    bool in_flight, flight_locked;
+    int flight_reason;
+    uint64_t flight_t0, flight_wait_us;
+    int64_t flight_now;
     int pending_fds[256];       /* accepted fds handed over by the listener */
     int npending_fds;
 };
@@ -240,6 +249,8 @@ int server_start(void);          /* listeners + loops; blocks until shutdown; re
 void conn_add_reply_done(conn *c);
 void conn_close(conn *c, const char *why);
 void loop_flush(loop *lp, int reason);
+/* Wait for the batch in flight, if any, and answer it. */
+void loop_complete(loop *lp);
 void loop_schedule_flush(loop *lp);
 void conn_error(conn *c, const char *msg);  /* error reply with stats */
 void conn_errorf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -263,6 +274,14 @@ pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t no
 /* Execute the ops in the batch (no replies); handles CUDIS_E_OUTBUF. The
  * caller holds the engine lock. Returns the engine's return code. */
 int batch_exec(batcher *b, engine *e, int64_t now_ms);
+/* The two halves of batch_exec, for a batch run asynchronously: the
+ * cudis_batch over the batcher's buffers (cb must live until the engine is
+ * done with it), and what follows the engine's rc (a failure marks every
+ * op; ops whose value did not fit the out buffer run again). */
+void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb);
+int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, int rc);
+/* Exchange two batchers' batches; statistics and the pend sequence stay. */
+void batch_swap(batcher *a, batcher *b);
 void batch_reset(batcher *b);
 void batch_record(batch_stats *st, uint32_t nops, uint64_t wait_us, uint64_t exec_ns);
 uint64_t hist_quantile(const uint64_t *h, double q);

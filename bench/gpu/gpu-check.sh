@@ -11,20 +11,22 @@
 # if any step failed. A step that reports SKIPPED (exit 77: "no usable
 # device") is a FAILURE here: this script is only run where a device is.
 #
-# Steps:
-#   1. device and toolchain (nvidia-smi; nvcc and compute-sanitizer are
+# Steps, the most important first (TIME_BUDGET, default 450 s, leaves
+# later ones out, each reported as a failure):
+#   1. device and toolchain (nvidia-smi; nvcc, compute-sanitizer and ncu are
 #      looked up in the CUDA install directories, not only on PATH)
 #   2. build for sm_90 + compute_90 PTX (bench/gpu/standalone: needs only
 #      nvcc, CMake and a C compiler)
-#   3. gpu_bench target rows first (kernel get/set 1M at 90% load, 512-byte
-#      fetch against copy bandwidth), each printed with met/MISSED
+#   3. gpu_bench: target rows first (kernel get/set 1M at 90% load, 512-byte
+#      fetch against copy bandwidth, each met/MISSED), then the matrix (1 GiB
+#      index), CSV
 #   4. gpu_selftest: gold gpu vs cpu, the 1M-op stream with eviction on the
 #      device (each side against its model), device-pointer API, eviction
 #      model, and an audit of the device table (E_FULL count, pages per class)
-#   5. gpu_selftest --host-sim on this machine's CPUs (the same code, as CI runs it)
-#   6. compute-sanitizer memcheck, synccheck and initcheck on a short run
-#   7. one profiler pass of the get kernel (ncu), when a profiler is present
-#   8. gpu_bench's whole matrix (1 GiB index; it ran in step 3), CSV
+#   5. compute-sanitizer memcheck, synccheck and initcheck on a short run
+#   6. gpu_selftest --host-sim on this machine's CPUs (as CI runs it)
+#   7. ASan+UBSan over the host side (gpu_selftest --small, gpu_bench --profile)
+#   8. one profiler pass of the get kernel (ncu), when a profiler is present
 #   9. the project's Criterion GPU suites, when libevent/hiredis/Criterion exist
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,6 +35,7 @@ BUILD=${BUILD:-/tmp/cudis-gpu}
 RESULTS=${RESULTS:-bench/results/gpu}
 LOGS=${OUT:-$RESULTS}
 JOBS=${JOBS:-$(nproc)}
+TIME_BUDGET=${TIME_BUDGET:-450} # seconds after which later steps are left out
 mkdir -p "$RESULTS" "$LOGS"
 SUMMARY="$LOGS/gpu-check.summary"
 : >"$SUMMARY"
@@ -96,23 +99,35 @@ fi
 bench_args=(--out "$RESULTS")
 [ -n "${QUICK:-}" ] && bench_args+=(--quick)
 
-step "targets (gpu_bench, first rows)"
-run bench 300 "$BUILD/gpu_bench" "${bench_args[@]}" >/dev/null
+# in_time NAME: whether a later step still fits the run's budget (the most
+# important steps come first); a step left out is a failure of the check.
+in_time() {
+  if [ $(( $(date +%s) - t_start )) -lt "$TIME_BUDGET" ]; then return 0; fi
+  say "FAILED: $1 not run (the ${TIME_BUDGET}s budget is spent)"
+  status=1
+  return 1
+}
+
+step "gpu_bench (target rows first, then fetch512 and the matrix)"
+run bench 240 "$BUILD/gpu_bench" "${bench_args[@]}" >/dev/null
 grep '^TARGET' "$LOGS/bench.log" | tee -a "$SUMMARY"
+[ "$LOGS" != "$RESULTS" ] && cp "$LOGS/bench.log" "$RESULTS/gpu_bench.txt"
+tail -25 "$LOGS/bench.log"
+if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
+  cp "$RESULTS"/gpu_bench.csv "$RESULTS"/gpu_fetch.csv "$OUT"/ 2>/dev/null
+fi
 
 step "gpu_selftest (gold, 1M-op stream with eviction, device API, audit)"
-run selftest 200 "$BUILD/gpu_selftest" --ops 1000000 --seed 1
+run selftest 180 "$BUILD/gpu_selftest" --ops 1000000 --seed 1
 grep -E '^(PASS|FAIL|audit:)' "$LOGS/selftest.log" >>"$SUMMARY"
-
-step "host simulation of the kernels (this machine's CPUs)"
-run hostsim 120 "$BUILD/gpu_selftest" --host-sim --threads 16 --seed 2 --ops 1000000
 
 if [ -n "$SANITIZER" ]; then
   for tool in memcheck synccheck initcheck; do
+    in_time "compute-sanitizer $tool" || continue
     step "compute-sanitizer $tool (short run)"
     extra=()
     [ "$tool" = memcheck ] && extra=(--leak-check no)
-    run "sanitizer-$tool" 150 "$SANITIZER" --tool "$tool" --error-exitcode 3 "${extra[@]}" \
+    run "sanitizer-$tool" 120 "$SANITIZER" --tool "$tool" --error-exitcode 3 "${extra[@]}" \
       "$BUILD/gpu_selftest" --small
   done
 else
@@ -120,24 +135,37 @@ else
   status=1
 fi
 
-if [ -n "$NCU" ]; then
-  step "profiler: one pass of the get kernel (ncu)"
-  run profile 150 "$NCU" --kernel-name k_get_fixed --launch-skip 2 --launch-count 1 \
-    --section SpeedOfLight --section Occupancy --section LaunchStats \
-    "$BUILD/gpu_bench" --profile --slots $((1 << 24))
-else
-  say "profiler: ncu not found, no profile"
+if in_time "host simulation"; then
+  step "host simulation of the kernels (this machine's CPUs)"
+  run hostsim 90 "$BUILD/gpu_selftest" --host-sim --threads 16 --seed 2 --ops 1000000
 fi
 
-step "gpu_bench results (the bench ran in the targets step)"
-[ "$LOGS" != "$RESULTS" ] && cp "$LOGS/bench.log" "$RESULTS/gpu_bench.txt"
-tail -25 "$LOGS/bench.log"
-if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
-  cp "$RESULTS"/gpu_bench.csv "$RESULTS"/gpu_fetch.csv "$OUT"/ 2>/dev/null
+if in_time "ASan+UBSan"; then
+  step "ASan+UBSan over the host side of the GPU programs (short runs)"
+  ABUILD=${ABUILD:-/tmp/cudis-gpu-asan}
+  if run asan-configure 120 cmake -S bench/gpu/standalone -B "$ABUILD" -DCMAKE_BUILD_TYPE=Debug \
+       -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES=90 \
+       -DCMAKE_C_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
+       -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null &&
+     run asan-build 240 cmake --build "$ABUILD" -j"$JOBS" >/dev/null; then
+    export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0:abort_on_error=1
+    run asan-selftest 120 "$ABUILD/gpu_selftest" --small
+    run asan-bench 120 "$ABUILD/gpu_bench" --profile --slots $((1 << 20))
+    unset ASAN_OPTIONS
+  fi
+fi
+
+if [ -z "$NCU" ]; then
+  say "profiler: ncu not found, no profile"
+elif in_time "profiler"; then
+  step "profiler: one pass of the get kernel (ncu)"
+  run profile 120 "$NCU" --kernel-name k_get_fixed --launch-skip 2 --launch-count 1 \
+    --section SpeedOfLight --section Occupancy --section LaunchStats \
+    "$BUILD/gpu_bench" --profile --slots $((1 << 24))
 fi
 
 step "project GPU test suites (ctest -L gpu), if the project's dependencies are here"
-if pkg-config --exists libevent hiredis criterion 2>/dev/null; then
+if pkg-config --exists libevent hiredis criterion 2>/dev/null && in_time "project suites"; then
   PBUILD=${PBUILD:-/tmp/cudis-gpu-project}
   if run project-configure 200 cmake -S . -B "$PBUILD" -DCMAKE_BUILD_TYPE=Release \
        -DCMAKE_CUDA_COMPILER="$NVCC" -DCUDIS_WERROR=OFF >/dev/null &&

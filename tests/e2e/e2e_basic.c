@@ -767,3 +767,46 @@ Test(cudis_only, engine_selection)
     e2e_srv.pid = 0;
     e2e_stop(&e2e_srv);
 }
+
+/* cudis only: an explicit gpu engine that cannot be created refuses to
+ * start and says why in its log (no device here), never falls back; where
+ * a usable device exists it serves with INFO engine saying gpu. */
+Test(cudis_only, explicit_gpu_refuses_without_a_device)
+{
+    e2e_stop(&e2e_srv);
+    const char *gpu[] = {"--engine", "gpu", NULL};
+    cr_assert(e2e_spawn(&e2e_srv, gpu) == 0);
+    int st = 0;
+    pid_t w = 0;
+    int64_t end = e2e_now_ms() + 20000;
+    bool serving = false;
+    while (e2e_now_ms() < end && (w = waitpid(e2e_srv.pid, &st, WNOHANG)) == 0) {
+        if (e2e_wait_ping(e2e_srv.port, 50)) {
+            serving = true;
+            break;
+        }
+    }
+    if (serving) {
+        redisContext *c = e2e_connect();
+        char *s = info(c, "engine");
+        cr_assert(strstr(s, "\r\nengine:gpu\r\n"), "a serving --engine gpu must be gpu: %s", s);
+        free(s);
+        redisFree(c);
+        e2e_stop(&e2e_srv);
+        return;
+    }
+    cr_assert_eq(w, e2e_srv.pid, "--engine gpu neither served nor exited");
+    cr_assert(WIFEXITED(st) && WEXITSTATUS(st) != 0, "wait status %d", st);
+    FILE *f = fopen(e2e_srv.log, "r");
+    cr_assert_not_null(f);
+    char line[1024];
+    bool said = false;
+    while (fgets(line, sizeof(line), f)) {
+        const char *at = strstr(line, "Could not create engine 'gpu': ");
+        said = said || (at != NULL && strlen(at) > strlen("Could not create engine 'gpu': ") + 4);
+    }
+    fclose(f);
+    cr_assert(said, "the log must say why the gpu engine could not be created");
+    e2e_srv.pid = 0;
+    e2e_stop(&e2e_srv);
+}
