@@ -88,6 +88,17 @@ CUDIS_HD static inline void ccht_env_place(ccht_env *x, uint64_t base, uint64_t 
     x->rng = 0;
 }
 
+/* The op's victim sampling state, derived from its batch's seed and its
+ * index the first time the slow path needs it. */
+CUDIS_HD static inline uint64_t *ccht_env_rng(ccht_env *x)
+{
+    if (x->rng == 0) {
+        x->rng =
+            cudis_mix64(x->seed ^ (x->index * 0x9e3779b97f4a7c15ull), 0xbf58476d1ce4e5b9ull) | 1;
+    }
+    return &x->rng;
+}
+
 /* Add a thread's counter deltas to the table. */
 CUDIS_HD static inline void ccht_tally_flush(const ccht_table *T, const ccht_tally *ty)
 {
@@ -248,13 +259,12 @@ CUDIS_HD static inline bool ccht_plan_in_place(const cudis_plan *p)
 }
 
 /* Build a WRITE plan's value at dst: a fresh chunk (in_place = false), or
- * the current value's own bytes (in_place: OLD segments are already there). */
+ * the current value's own bytes (in_place: OLD segments are already there).
+ * Through the byte helpers: under TSan optimistic readers may be reading
+ * the chunk, on the device the copies go 8 bytes at a time. */
 CUDIS_HD static inline void ccht_build_value(const cudis_plan *p, const uint8_t *old,
                                              const uint8_t *arg, uint8_t *dst, bool in_place)
 {
-#if CUDIS_DEVICE_CODE || CCHT_TSAN
-    /* segment by segment through the byte helpers (TSan: optimistic readers
-     * may be reading the chunk; device: wide copies) */
     uint32_t at = 0;
     for (uint8_t i = 0; i < p->nseg; i++) {
         const cudis_seg *s = &p->seg[i];
@@ -269,24 +279,6 @@ CUDIS_HD static inline void ccht_build_value(const cudis_plan *p, const uint8_t 
         }
         at += s->len;
     }
-#else
-    if (!in_place) {
-        cudis_plan_build(p, old, arg, dst);
-        return;
-    }
-    uint32_t at = 0;
-    for (uint8_t i = 0; i < p->nseg; i++) {
-        const cudis_seg *s = &p->seg[i];
-        if (s->src == CUDIS_SEG_ZERO) {
-            memset(dst + at, 0, s->len);
-        } else if (s->src == CUDIS_SEG_ARG) {
-            memcpy(dst + at, arg + s->off, s->len);
-        } else if (s->src == CUDIS_SEG_NUM) {
-            memcpy(dst + at, p->num + s->off, s->len);
-        }
-        at += s->len;
-    }
-#endif
 }
 
 /* Fill a chunk with key + the plan's value and return its slot word. */
@@ -377,12 +369,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     if (spare != CCHT_NO_CHUNK) {
                         ccht_arena_free(a, spare, x->shard);
                     }
-                    if (x->rng == 0) {
-                        x->rng = cudis_mix64(x->seed ^ (x->index * 0x9e3779b97f4a7c15ull),
-                                             0xbf58476d1ce4e5b9ull) |
-                                 1;
-                    }
-                    ccht_mem_ctx m = {x->now_ms, x->stamp, x->shard, &x->rng, ty};
+                    ccht_mem_ctx m = {x->now_ms, x->stamp, x->shard, ccht_env_rng(x), ty};
                     spare = round < CCHT_WRITE_ROUNDS ? ccht_arena_alloc_slow(T, cls, &m)
                                                       : CCHT_NO_CHUNK;
                     if (spare == CCHT_NO_CHUNK) {

@@ -5,9 +5,11 @@
 #   bash bench/gpu/gpu-check.sh            # everything below
 #   QUICK=1 bash bench/gpu/gpu-check.sh    # reduced benchmark matrix
 #
-# Every step runs as its own process under its own time limit and writes
-# its log as it goes, into $OUT when set (the device tool), else into
-# bench/results/gpu/; the script goes on after a failure and exits non-zero
+# Every step runs as its own process under its own time limit; its output
+# goes, as it is written, into gpu-check.log and the verdicts into
+# gpu-check.summary, in $OUT when set (the device tool brings back at most
+# 8 files: these two, gpu_bench.csv, gpu_fetch.csv, gpu_bench.txt), else in
+# bench/results/gpu/. The script goes on after a failure and exits non-zero
 # if any step failed. A step that reports SKIPPED (exit 77: "no usable
 # device") is a FAILURE here: this script is only run where a device is.
 #
@@ -36,22 +38,33 @@ RESULTS=${RESULTS:-bench/results/gpu}
 LOGS=${OUT:-$RESULTS}
 JOBS=${JOBS:-$(nproc)}
 TIME_BUDGET=${TIME_BUDGET:-450} # seconds after which later steps are left out
-mkdir -p "$RESULTS" "$LOGS"
-SUMMARY="$LOGS/gpu-check.summary"
+STEPLOGS=${STEPLOGS:-/tmp/cudis-gpu-logs} # one log per step (grepped below)
+mkdir -p "$RESULTS" "$LOGS" "$STEPLOGS"
+SUMMARY="$LOGS/gpu-check.summary"  # the verdicts
+FULLLOG="$LOGS/gpu-check.log"      # every step's output, written as it goes
 : >"$SUMMARY"
+: >"$FULLLOG"
 status=0
 t_start=$(date +%s)
 
 say() { echo "$*" | tee -a "$SUMMARY"; }
 step() { printf '\n== [%4ss] %s ==\n' "$(( $(date +%s) - t_start ))" "$*" | tee -a "$SUMMARY"; }
 
-# run NAME LIMIT CMD...: one step as its own process, its output kept in
-# $LOGS/NAME.log as it is written; SKIPPED (77) and timeouts are failures.
+# run [-q] NAME LIMIT CMD...: one step as its own process, its output kept
+# in $STEPLOGS/NAME.log and gpu-check.log as it is written (and shown,
+# unless -q); SKIPPED (77) and timeouts are failures.
 run() {
+  local quiet=0
+  if [ "$1" = -q ]; then quiet=1; shift; fi
   local name=$1 limit=$2
   shift 2
-  local log="$LOGS/$name.log"
-  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$log"
+  local log="$STEPLOGS/$name.log"
+  echo "---- $name: $*" >>"$FULLLOG"
+  if [ $quiet = 1 ]; then
+    timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$log" >>"$FULLLOG"
+  else
+    timeout --kill-after=10 "$limit" "$@" 2>&1 | tee "$log" | tee -a "$FULLLOG"
+  fi
   local rc=${PIPESTATUS[0]}
   case $rc in
     0) say "ok: $name" ;;
@@ -86,13 +99,13 @@ say "ncu: ${NCU:-not found}"
 cmake --version | head -1
 
 step "build (sm_90 + compute_90 PTX), standalone"
-if run configure 240 cmake -S bench/gpu/standalone -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
-     -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES=90 -DCUDIS_WERROR=OFF >/dev/null &&
-   run build 300 cmake --build "$BUILD" -j"$JOBS" >/dev/null; then
+if run -q configure 240 cmake -S bench/gpu/standalone -B "$BUILD" -DCMAKE_BUILD_TYPE=Release \
+     -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES=90 -DCUDIS_WERROR=OFF &&
+   run -q build 300 cmake --build "$BUILD" -j"$JOBS"; then
   say "built: $BUILD/gpu_selftest $BUILD/gpu_bench"
   command -v cuobjdump >/dev/null && cuobjdump --list-elf "$BUILD/gpu_bench" 2>/dev/null | head -3
 else
-  tail -30 "$LOGS/configure.log" "$LOGS/build.log" 2>/dev/null
+  tail -30 "$STEPLOGS/configure.log" "$STEPLOGS/build.log" 2>/dev/null
   exit 1
 fi
 
@@ -109,17 +122,16 @@ in_time() {
 }
 
 step "gpu_bench (target rows first, then fetch512 and the matrix)"
-run bench 240 "$BUILD/gpu_bench" "${bench_args[@]}" >/dev/null
-grep '^TARGET' "$LOGS/bench.log" | tee -a "$SUMMARY"
-[ "$LOGS" != "$RESULTS" ] && cp "$LOGS/bench.log" "$RESULTS/gpu_bench.txt"
-tail -25 "$LOGS/bench.log"
+run bench 240 "$BUILD/gpu_bench" "${bench_args[@]}"
+grep '^TARGET' "$STEPLOGS/bench.log" | tee -a "$SUMMARY"
+cp "$STEPLOGS/bench.log" "$RESULTS/gpu_bench.txt"
 if [ -n "${OUT:-}" ] && [ -d "${OUT:-}" ]; then
-  cp "$RESULTS"/gpu_bench.csv "$RESULTS"/gpu_fetch.csv "$OUT"/ 2>/dev/null
+  cp "$RESULTS"/gpu_bench.csv "$RESULTS"/gpu_fetch.csv "$RESULTS"/gpu_bench.txt "$OUT"/ 2>/dev/null
 fi
 
 step "gpu_selftest (gold, 1M-op stream with eviction, device API, audit)"
 run selftest 180 "$BUILD/gpu_selftest" --ops 1000000 --seed 1
-grep -E '^(PASS|FAIL|audit:)' "$LOGS/selftest.log" >>"$SUMMARY"
+grep -E '^(PASS|FAIL|audit:)' "$STEPLOGS/selftest.log" >>"$SUMMARY"
 
 if [ -n "$SANITIZER" ]; then
   for tool in memcheck synccheck initcheck; do
@@ -143,11 +155,11 @@ fi
 if in_time "ASan+UBSan"; then
   step "ASan+UBSan over the host side of the GPU programs (short runs)"
   ABUILD=${ABUILD:-/tmp/cudis-gpu-asan}
-  if run asan-configure 120 cmake -S bench/gpu/standalone -B "$ABUILD" -DCMAKE_BUILD_TYPE=Debug \
+  if run -q asan-configure 120 cmake -S bench/gpu/standalone -B "$ABUILD" -DCMAKE_BUILD_TYPE=Debug \
        -DCMAKE_CUDA_COMPILER="$NVCC" -DCMAKE_CUDA_ARCHITECTURES=90 \
        -DCMAKE_C_FLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer" \
-       -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null &&
-     run asan-build 240 cmake --build "$ABUILD" -j"$JOBS" >/dev/null; then
+       -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" &&
+     run -q asan-build 240 cmake --build "$ABUILD" -j"$JOBS"; then
     export ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0:abort_on_error=1
     run asan-selftest 120 "$ABUILD/gpu_selftest" --small
     run asan-bench 120 "$ABUILD/gpu_bench" --profile --slots $((1 << 20))
@@ -167,10 +179,10 @@ fi
 step "project GPU test suites (ctest -L gpu), if the project's dependencies are here"
 if pkg-config --exists libevent hiredis criterion 2>/dev/null && in_time "project suites"; then
   PBUILD=${PBUILD:-/tmp/cudis-gpu-project}
-  if run project-configure 200 cmake -S . -B "$PBUILD" -DCMAKE_BUILD_TYPE=Release \
-       -DCMAKE_CUDA_COMPILER="$NVCC" -DCUDIS_WERROR=OFF >/dev/null &&
-     run project-build 300 cmake --build "$PBUILD" -j"$JOBS" --target test_gpu_engine \
-       test_gpu_gold test_gpu_api test_gpu_exec_host engine_conformance >/dev/null; then
+  if run -q project-configure 200 cmake -S . -B "$PBUILD" -DCMAKE_BUILD_TYPE=Release \
+       -DCMAKE_CUDA_COMPILER="$NVCC" -DCUDIS_WERROR=OFF &&
+     run -q project-build 300 cmake --build "$PBUILD" -j"$JOBS" --target test_gpu_engine \
+       test_gpu_gold test_gpu_api test_gpu_exec_host engine_conformance; then
     run project-tests 240 ctest --test-dir "$PBUILD" --output-on-failure -R 'test_gpu|engine_conformance'
   fi
 else

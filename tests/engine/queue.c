@@ -59,7 +59,7 @@ static void make_batch(qbatch *q, uint64_t *rs)
         op->key_len = (uint32_t)kl;
         at += (uint64_t)kl;
         uint32_t c = (uint32_t)(rnd(rs) % 6);
-        op->code = c == 0 ? CUDIS_OP_SET
+        op->code = c == 0   ? CUDIS_OP_SET
                    : c == 1 ? CUDIS_OP_INCRBY
                    : c == 2 ? CUDIS_OP_APPEND
                    : c == 3 ? CUDIS_OP_DEL
@@ -206,8 +206,7 @@ Test(engine_queue, failover_under_a_batch_in_flight)
     cfg.memory_bytes = 16u << 20;
     char why[256] = "";
     gk_hostsim_inject(3);
-    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, &ccht_store_ops, why,
-                                    sizeof(why));
+    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, &ccht_store_ops, why, sizeof(why));
     cr_assert_not_null(e, "%s", why);
     engine_queue *q = engine_queue_create(e);
     static qbatch a[6];
