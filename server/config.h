@@ -40,7 +40,7 @@ typedef struct srv_config {
     long long engine_item_bytes;
     long long engine_ways;
     long long io_threads;
-    bool engine_pipeline;
+    char *engine_pipeline;
     long long batch_max_ops;
     long long batch_max_wait_us;
     long long proto_max_bulk_len;

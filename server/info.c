@@ -323,7 +323,7 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
                     (unsigned long long)bs.sealed_full, (unsigned long long)bs.sealed_deadline,
                     (unsigned long long)bs.sealed_drain, (unsigned long long)bs.outbuf_reruns,
                     (unsigned long long)bs.failed, srv.cfg.batch_max_ops,
-                    srv.cfg.batch_max_wait_us, srv.cfg.engine_pipeline ? 1 : 0);
+                    srv.cfg.batch_max_wait_us, server_pipelined() ? 1 : 0);
         hist_line(o, "batch_size_hist", bs.size_hist);
         hist_line(o, "batch_wait_us_hist", bs.wait_hist);
         char buf[4096];

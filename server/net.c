@@ -489,6 +489,12 @@ void loop_flush(loop *lp, int reason)
     batch_answer(lp, b, reason, now, wait_us, cudis_mono_ns() - t0);
 }
 
+bool server_pipelined(void)
+{
+    const char *p = srv.cfg.engine_pipeline;
+    return strcmp(p, "yes") == 0 || (strcmp(p, "auto") == 0 && strcmp(engine_name(srv.eng), "gpu") == 0);
+}
+
 /* The queue's fd: a batch finished. */
 static void done_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -1026,7 +1032,7 @@ static void loop_setup(loop *lp, int idx)
     pthread_mutex_init(&lp->lock, NULL);
     batch_init(&lp->b);
     batch_init(&lp->fb);
-    if (srv.cfg.engine_pipeline) {
+    if (server_pipelined()) {
         lp->q = engine_queue_create(srv.eng);
         if (lp->q == NULL) {
             log_msg(LL_WARNING, "engine-pipeline: cannot start a queue thread; batches run inline");

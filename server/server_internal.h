@@ -251,6 +251,8 @@ void conn_close(conn *c, const char *why);
 void loop_flush(loop *lp, int reason);
 /* Wait for the batch in flight, if any, and answer it. */
 void loop_complete(loop *lp);
+/* Whether batches run asynchronously (engine-pipeline, "auto" resolved). */
+bool server_pipelined(void);
 void loop_schedule_flush(loop *lp);
 void conn_error(conn *c, const char *msg);  /* error reply with stats */
 void conn_errorf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -131,6 +131,11 @@ int e2e_spawn(e2e_server *s, const char *const *extra)
         const char *eng = getenv("CUDIS_E2E_ENGINE");
         argv[n++] = "--engine";
         argv[n++] = eng && *eng ? eng : "cpu";
+        const char *pl = getenv("CUDIS_E2E_PIPELINE");
+        if (pl && *pl) {
+            argv[n++] = "--engine-pipeline";
+            argv[n++] = pl;
+        }
     }
     argv[n++] = "--port";
     argv[n++] = port;
