@@ -132,8 +132,8 @@ CUDIS_HD static inline void gpu_batch_op(const ccht_table *T, const gpu_batch_ar
     ccht_env x;
     gpu_env_init(&x, &a->l, i, a->now_ms);
     x.op = op;
-    x.key = a->in + op->key_off;
-    x.arg = a->in + op->val_off;
+    x.key = a->in != 0 ? a->in + op->key_off : (const uint8_t *)"";
+    x.arg = a->in != 0 && has_val ? a->in + op->val_off : x.key;
     x.res = res;
     x.out = a->out;
     x.out_cap = a->out != 0 ? a->out_cap : 0;

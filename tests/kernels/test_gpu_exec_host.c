@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ccht.h"
 #include "ccht_audit.h"
 #include "ccht_geom.h"
 #include "ccht_store.h"
@@ -490,4 +491,47 @@ Test(gpu_exec_host, values_far_bigger_than_a_page, .timeout = 300)
     cr_assert_not_null(e, "%s", why);
     big_values(e);
     engine_destroy(e);
+}
+
+/* The batch kernel's body never reads outside the batch's input: an op
+ * whose key or value lies beyond in_len gets CUDIS_E_INVAL (the
+ * device-pointer API passes caller-made records straight to it). */
+Test(gpu_exec_host, batch_offsets_are_bounds_checked)
+{
+    engine_config cfg;
+    gk_config(&cfg, 8u << 20, 0);
+    char why[256] = "";
+    ccht *t = ccht_store_ops.create(&cfg, why, sizeof(why));
+    cr_assert_not_null(t, "%s", why);
+    const ccht_table *T = ccht_table_of(t);
+    static const uint8_t in[16] = "keyvaluekeyvalue";
+    cudis_op ops[5] = {
+        {.code = CUDIS_OP_SET, .key_len = 3, .val_off = 3, .val_len = 5},  /* fine */
+        {.code = CUDIS_OP_GET, .key_off = 14, .key_len = 3},               /* past the end */
+        {.code = CUDIS_OP_SET, .key_len = 3, .val_off = 8, .val_len = 9},  /* value past it */
+        {.code = CUDIS_OP_GET, .key_off = UINT64_MAX - 1, .key_len = 3},   /* wraps */
+        {.code = CUDIS_OP_DEL, .key_off = 16, .key_len = 0},               /* empty key at the end */
+    };
+    cudis_result res[5];
+    gpu_batch_args a;
+    memset(&a, 0, sizeof(a));
+    a.ops = ops;
+    a.in = in;
+    a.in_len = sizeof(in);
+    a.res = res;
+    a.n_ops = 5;
+    a.now_ms = 1;
+    gpu_launch_at(0, 5, T->v.n_buckets, &a.l);
+    ccht_tally ty;
+    ccht_tally_zero(&ty);
+    for (uint64_t i = 0; i < gpu_launch_threads(&a.l, a.n_ops); i++) {
+        gpu_batch_op(T, &a, i, &ty);
+    }
+    ccht_tally_flush(T, &ty);
+    cr_assert_eq(res[0].status, CUDIS_OK);
+    cr_assert_eq(res[1].status, CUDIS_E_INVAL);
+    cr_assert_eq(res[2].status, CUDIS_E_INVAL);
+    cr_assert_eq(res[3].status, CUDIS_E_INVAL);
+    cr_assert_eq(res[4].status, CUDIS_OK);
+    ccht_destroy(t);
 }
