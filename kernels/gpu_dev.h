@@ -141,72 +141,54 @@ CUDIS_HD static inline void gpu_batch_op(const ccht_table *T, const gpu_batch_ar
     ccht_exec_op(T, &x, ty);
 }
 
-/* Op i of a fixed-width call: key i, a SET of value i or a GET, and its
- * environment. */
-CUDIS_HD static inline void gpu_fixed_env(const gpu_fixed_args *a, uint64_t i, uint8_t code,
-                                          cudis_op *op, cudis_result *res, ccht_env *x)
-{
-    op->code = code;
-    op->reserved = 0;
-    op->flags = 0;
-    op->key_len = a->key_len;
-    op->key_off = 0;
-    op->val_off = 0;
-    op->val_len = code == CUDIS_OP_SET ? a->val_stride : 0;
-    op->reserved2 = 0;
-    op->arg = 0;
-    op->expire_ms = code == CUDIS_OP_SET ? a->expire_ms : 0;
-    gpu_env_init(x, &a->l, i, a->now_ms);
-    x->op = op;
-    x->key = a->keys + i * a->key_len;
-    x->arg = a->vals != 0 ? a->vals + i * (uint64_t)a->val_stride : x->key;
-    x->res = res;
-    x->out = 0;
-    x->out_cap = 0;
-    x->out_len = 0;
-}
-
-/* Key i of a fixed-width get (the body of k_get_fixed): GET semantics, the
- * value copied into row i (at most val_stride bytes). */
-CUDIS_HD static inline void gpu_get_fixed_op(const ccht_table *T, const gpu_fixed_args *a,
-                                             uint64_t i, ccht_tally *ty)
+/* Key i of a fixed-width call (the body of k_get_fixed and k_set_fixed):
+ * a GET whose value is copied into row i (at most val_stride bytes; its
+ * length or GPU_DEV_MISS into val_lens, misses listed), or a SET of row i
+ * (its status into status). */
+CUDIS_HD static inline void gpu_fixed_op(const ccht_table *T, const gpu_fixed_args *a, uint64_t i,
+                                         uint8_t code, ccht_tally *ty)
 {
     gpu_launch_clamp(T, &a->l, i);
     if (i >= a->n) {
         return;
     }
+    bool get = code == CUDIS_OP_GET;
+    uint8_t *row = a->vals != 0 ? a->vals + i * (uint64_t)a->val_stride : 0;
     cudis_op op;
+    op.code = code;
+    op.reserved = 0;
+    op.flags = 0;
+    op.key_len = a->key_len;
+    op.key_off = 0;
+    op.val_off = 0;
+    op.val_len = get ? 0 : a->val_stride;
+    op.reserved2 = 0;
+    op.arg = 0;
+    op.expire_ms = get ? 0 : a->expire_ms;
     cudis_result res;
     ccht_env x;
-    gpu_fixed_env(a, i, CUDIS_OP_GET, &op, &res, &x);
-    x.out = a->vals != 0 ? a->vals + i * (uint64_t)a->val_stride : 0;
-    x.out_cap = a->vals != 0 ? a->val_stride : 0;
-    x.truncate = true;
+    gpu_env_init(&x, &a->l, i, a->now_ms);
+    x.op = &op;
+    x.key = a->keys + i * a->key_len;
+    x.arg = row != 0 ? row : x.key;
+    x.res = &res;
+    x.out = get ? row : 0;
+    x.out_cap = get && row != 0 ? a->val_stride : 0;
+    x.out_len = 0;
+    x.truncate = get;
     ccht_exec_op(T, &x, ty);
+    if (!get) {
+        if (a->status != 0) {
+            a->status[i] = res.status;
+        }
+        return;
+    }
     bool hit = res.status == CUDIS_OK && (res.flags & CUDIS_R_VALUE);
     if (a->val_lens != 0) {
         a->val_lens[i] = hit ? res.val_len : GPU_DEV_MISS;
     }
     if (!hit && a->miss != 0) {
         a->miss[cudis_fetch_add_u32(a->n_miss, 1)] = (uint32_t)i;
-    }
-}
-
-/* Key i of a fixed-width set (the body of k_set_fixed). */
-CUDIS_HD static inline void gpu_set_fixed_op(const ccht_table *T, const gpu_fixed_args *a,
-                                             uint64_t i, ccht_tally *ty)
-{
-    gpu_launch_clamp(T, &a->l, i);
-    if (i >= a->n) {
-        return;
-    }
-    cudis_op op;
-    cudis_result res;
-    ccht_env x;
-    gpu_fixed_env(a, i, CUDIS_OP_SET, &op, &res, &x);
-    ccht_exec_op(T, &x, ty);
-    if (a->status != 0) {
-        a->status[i] = res.status;
     }
 }
 

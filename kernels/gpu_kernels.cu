@@ -69,7 +69,7 @@ __global__ void k_get_fixed(const ccht_table t, const gpu_fixed_args a)
     ccht_tally_zero(&ty);
     GRID_LOOP(i, gpu_launch_threads(&a.l, a.n))
     {
-        gpu_get_fixed_op(&t, &a, i, &ty);
+        gpu_fixed_op(&t, &a, i, CUDIS_OP_GET, &ty);
     }
     tally_flush(t, ty);
 }
@@ -80,7 +80,7 @@ __global__ void k_set_fixed(const ccht_table t, const gpu_fixed_args a)
     ccht_tally_zero(&ty);
     GRID_LOOP(i, gpu_launch_threads(&a.l, a.n))
     {
-        gpu_set_fixed_op(&t, &a, i, &ty);
+        gpu_fixed_op(&t, &a, i, CUDIS_OP_SET, &ty);
     }
     tally_flush(t, ty);
 }

@@ -81,18 +81,16 @@ static void long_stream(const char *name, gk_backend *a, gk_backend *ref, uint64
     printf("# %s: seed %llu, %llu ops in %llu batches, %.1f s%s\n", name, (unsigned long long)seed,
            (unsigned long long)r.ops, (unsigned long long)r.batches, s,
            exact ? ", results compared bit for bit" : "");
-    printf("#   %-8s hits %llu, evictions seen %llu, evicted bucket %llu memory %llu expired %llu, "
-           "%llu items, %llu/%llu bytes\n",
-           a->name, (unsigned long long)r.hits[0], (unsigned long long)r.evicted[0],
-           (unsigned long long)sa.evict_bucket, (unsigned long long)sa.evict_memory,
-           (unsigned long long)sa.evict_expired, (unsigned long long)sa.items,
-           (unsigned long long)sa.bytes_used, (unsigned long long)sa.bytes_budget);
-    printf("#   %-8s hits %llu, evictions seen %llu, evicted bucket %llu memory %llu expired %llu, "
-           "%llu items, %llu/%llu bytes\n",
-           ref->name, (unsigned long long)r.hits[1], (unsigned long long)r.evicted[1],
-           (unsigned long long)sr.evict_bucket, (unsigned long long)sr.evict_memory,
-           (unsigned long long)sr.evict_expired, (unsigned long long)sr.items,
-           (unsigned long long)sr.bytes_used, (unsigned long long)sr.bytes_budget);
+    const gk_backend *be[2] = {a, ref};
+    const cudis_stats *st[2] = {&sa, &sr};
+    for (int k = 0; k < 2; k++) {
+        printf("#   %-8s hits %llu, evictions seen %llu, evicted bucket %llu memory %llu expired "
+               "%llu, %llu items, %llu/%llu bytes\n",
+               be[k]->name, (unsigned long long)r.hits[k], (unsigned long long)r.evicted[k],
+               (unsigned long long)st[k]->evict_bucket, (unsigned long long)st[k]->evict_memory,
+               (unsigned long long)st[k]->evict_expired, (unsigned long long)st[k]->items,
+               (unsigned long long)st[k]->bytes_used, (unsigned long long)st[k]->bytes_budget);
+    }
     if (rc == 0 && (sa.evict_memory == 0 || sa.evict_expired == 0)) {
         snprintf(msg, sizeof(msg), "the stream must evict for memory and reclaim expired items");
         rc = -1;

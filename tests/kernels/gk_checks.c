@@ -366,8 +366,7 @@ static void gb_add(gk_batch *g, uint8_t code, uint16_t flags, const uint8_t *key
     op->expire_ms = exp;
 }
 
-/* Key i: binary 8 bytes for a third of them, text of varied length else. */
-static uint32_t key_of(uint32_t i, uint8_t *buf)
+uint32_t gk_key(uint32_t i, uint8_t *buf)
 {
     if (i % 3 == 0) {
         uint64_t v = (uint64_t)i * 0x9e3779b97f4a7c15ull;
@@ -527,7 +526,7 @@ int gk_gold(gk_backend *a, gk_backend *ref, const gk_stream_opts *o, char *msg, 
         for (uint32_t k = 0; k < n; k++) {
             uint8_t key[128];
             uint32_t ki = last ? k : (uint32_t)(rnd(&rs) % o->n_keys);
-            uint32_t klen = key_of(ki, key);
+            uint32_t klen = gk_key(ki, key);
             if (last) {
                 gb_add(&g, k % 2 ? CUDIS_OP_GET : CUDIS_OP_TTL, 0, key, klen, NULL, 0, 0, 0);
                 continue;
@@ -616,7 +615,7 @@ int gk_evict_model(gk_backend *a, const gk_stream_opts *o, uint64_t *evictions, 
         for (uint32_t k = 0; k < o->batch_ops; k++) {
             uint32_t ki = (uint32_t)(rnd(&rs) % o->n_keys);
             uint8_t key[128];
-            uint32_t klen = key_of(ki, key);
+            uint32_t klen = gk_key(ki, key);
             uint64_t r = rnd(&rs) % 100;
             bool w = r < 45 || (r >= 90 && r < 95);
             if (state[ki] == 2 || (w && state[ki] == 1)) {

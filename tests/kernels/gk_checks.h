@@ -116,6 +116,10 @@ void gk_long_defaults(gk_long_opts *o, uint64_t seed, uint64_t ops);
 int gk_long(gk_backend *a, gk_backend *ref, const gk_long_opts *o, gk_long_report *rep, char *msg,
             size_t msg_len);
 
+/* Key i of the streams into buf (at least 64 bytes): 8 binary bytes for a
+ * third of them, text of varied length else. Returns its length. */
+uint32_t gk_key(uint32_t i, uint8_t *buf);
+
 /* A default configuration for these checks (64 MiB, 8 ways, max_items). */
 void gk_config(engine_config *cfg, uint64_t memory, uint64_t max_items);
 

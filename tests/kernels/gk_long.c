@@ -176,21 +176,6 @@ typedef struct lbatch {
     uint64_t in_len, in_cap, out_cap;
 } lbatch;
 
-static uint32_t key_bytes(uint32_t i, uint8_t *buf)
-{
-    if (i % 5 == 0) {
-        uint64_t v = (uint64_t)i * 0x9e3779b97f4a7c15ull;
-        memcpy(buf, &v, 8);
-        return 8;
-    }
-    int n = snprintf((char *)buf, 64, "k:%u:", i);
-    uint32_t pad = i % 31;
-    for (uint32_t j = 0; j < pad; j++) {
-        buf[n + j] = (uint8_t)('a' + (i + j) % 26);
-    }
-    return (uint32_t)n + pad;
-}
-
 static void add_op(lbatch *b, uint32_t k, uint8_t code, uint16_t flags, const uint8_t *val,
                    uint32_t vlen, int64_t arg, int64_t exp)
 {
@@ -199,7 +184,7 @@ static void add_op(lbatch *b, uint32_t k, uint8_t code, uint16_t flags, const ui
     op->code = code;
     op->flags = flags;
     op->key_off = b->in_len;
-    op->key_len = key_bytes(k, b->in + b->in_len);
+    op->key_len = gk_key(k, b->in + b->in_len);
     b->in_len += op->key_len;
     op->val_off = b->in_len;
     op->val_len = vlen;
