@@ -506,11 +506,11 @@ Test(gpu_exec_host, batch_offsets_are_bounds_checked)
     const ccht_table *T = ccht_table_of(t);
     static const uint8_t in[16] = "keyvaluekeyvalue";
     cudis_op ops[5] = {
-        {.code = CUDIS_OP_SET, .key_len = 3, .val_off = 3, .val_len = 5},  /* fine */
-        {.code = CUDIS_OP_GET, .key_off = 14, .key_len = 3},               /* past the end */
-        {.code = CUDIS_OP_SET, .key_len = 3, .val_off = 8, .val_len = 9},  /* value past it */
-        {.code = CUDIS_OP_GET, .key_off = UINT64_MAX - 1, .key_len = 3},   /* wraps */
-        {.code = CUDIS_OP_DEL, .key_off = 16, .key_len = 0},               /* empty key at the end */
+        {.code = CUDIS_OP_SET, .key_len = 3, .val_off = 3, .val_len = 5}, /* fine */
+        {.code = CUDIS_OP_GET, .key_off = 14, .key_len = 3},              /* past the end */
+        {.code = CUDIS_OP_SET, .key_len = 3, .val_off = 8, .val_len = 9}, /* value past it */
+        {.code = CUDIS_OP_GET, .key_off = UINT64_MAX - 1, .key_len = 3},  /* wraps */
+        {.code = CUDIS_OP_DEL, .key_off = 16, .key_len = 0},              /* empty key at the end */
     };
     cudis_result res[5];
     gpu_batch_args a;
@@ -533,5 +533,90 @@ Test(gpu_exec_host, batch_offsets_are_bounds_checked)
     cr_assert_eq(res[2].status, CUDIS_E_INVAL);
     cr_assert_eq(res[3].status, CUDIS_E_INVAL);
     cr_assert_eq(res[4].status, CUDIS_OK);
+    ccht_destroy(t);
+}
+
+/* The fixed-width kernels' body (gpu_fixed_op: the device-pointer API's
+ * fast path) against the cpu engine: rows set through it read back through
+ * it and through ordinary batches of the cpu engine alike; misses listed. */
+Test(gpu_exec_host, fixed_width_path_matches_the_cpu_engine)
+{
+    enum { N = 3000, VL = 24 };
+    engine_config cfg;
+    gk_config(&cfg, 16u << 20, 0);
+    char why[256] = "";
+    ccht *t = ccht_store_ops.create(&cfg, why, sizeof(why));
+    cr_assert_not_null(t, "%s", why);
+    const ccht_table *T = ccht_table_of(t);
+    static uint64_t keys[N];
+    static uint8_t vals[N * VL], rows[N * VL];
+    static uint32_t lens[N], miss[N];
+    static int32_t status[N];
+    for (uint32_t i = 0; i < N; i++) {
+        keys[i] = 0x9e3779b97f4a7c15ull * (i + 1);
+        for (uint32_t j = 0; j < VL; j++) {
+            vals[i * VL + j] = (uint8_t)(i * 13 + j);
+        }
+    }
+    uint32_t n_miss = 0;
+    gpu_fixed_args a;
+    memset(&a, 0, sizeof(a));
+    a.keys = (const uint8_t *)keys;
+    a.key_len = 8;
+    a.n = N / 2; /* set the first half */
+    a.vals = vals;
+    a.val_stride = VL;
+    a.status = status;
+    a.now_ms = 1;
+    ccht_tally ty;
+    ccht_tally_zero(&ty);
+    gpu_launch_at(*T->clock, a.n, T->v.n_buckets, &a.l);
+    *T->clock += a.n;
+    for (uint64_t i = 0; i < gpu_launch_threads(&a.l, a.n); i++) {
+        gpu_fixed_op(T, &a, i, CUDIS_OP_SET, &ty);
+    }
+    for (uint32_t i = 0; i < N / 2; i++) {
+        cr_assert_eq(status[i], CUDIS_OK);
+    }
+    memset(&a, 0, sizeof(a));
+    a.keys = (const uint8_t *)keys;
+    a.key_len = 8;
+    a.n = N;
+    a.vals = rows;
+    a.val_stride = VL;
+    a.val_lens = lens;
+    a.miss = miss;
+    a.n_miss = &n_miss;
+    a.now_ms = 1;
+    gpu_launch_at(*T->clock, a.n, T->v.n_buckets, &a.l);
+    *T->clock += a.n;
+    for (uint64_t i = 0; i < gpu_launch_threads(&a.l, a.n); i++) {
+        gpu_fixed_op(T, &a, i, CUDIS_OP_GET, &ty);
+    }
+    ccht_tally_flush(T, &ty);
+    cr_assert_eq(n_miss, N - N / 2);
+    for (uint32_t i = 0; i < N; i++) {
+        /* the same key through an ordinary batch of the cpu engine */
+        uint8_t out[64];
+        uint32_t vl = 0;
+        int rc = ccht_get(t, &keys[i], 8, out, sizeof(out), &vl);
+        if (i < N / 2) {
+            cr_assert_eq(lens[i], VL, "row %u", i);
+            cr_assert_eq(memcmp(rows + i * VL, vals + i * VL, VL), 0, "row %u", i);
+            cr_assert_eq(rc, 1);
+            cr_assert_eq(vl, VL);
+            cr_assert_eq(memcmp(out, vals + i * VL, VL), 0);
+        } else {
+            cr_assert_eq(lens[i], GPU_DEV_MISS, "row %u", i);
+            cr_assert_eq(rc, 0);
+        }
+    }
+    for (uint32_t k = 0; k < n_miss; k++) {
+        cr_assert_geq(miss[k], N / 2, "miss list entry %u", miss[k]);
+    }
+    cudis_stats st;
+    ccht_stats(t, &st);
+    cr_assert_eq(st.items, N / 2);
+    cr_assert_eq(st.hits, N / 2 * 2); /* fixed gets, then the batch gets */
     ccht_destroy(t);
 }
