@@ -13,13 +13,6 @@
 #include "server_internal.h"
 
 #define H(name) void name(conn *c, int argc, char **argv, uint32_t *lens)
-H(cmd_get); H(cmd_getdel); H(cmd_strlen); H(cmd_getrange); H(cmd_mget); H(cmd_set);
-H(cmd_setnx); H(cmd_setex); H(cmd_psetex); H(cmd_getset); H(cmd_getex); H(cmd_mset);
-H(cmd_msetnx); H(cmd_append); H(cmd_setrange); H(cmd_incr); H(cmd_decr); H(cmd_incrby);
-H(cmd_decrby); H(cmd_incrbyfloat); H(cmd_del); H(cmd_exists); H(cmd_touch); H(cmd_type);
-H(cmd_expire); H(cmd_pexpire); H(cmd_expireat); H(cmd_pexpireat); H(cmd_ttl); H(cmd_pttl);
-H(cmd_expiretime); H(cmd_pexpiretime); H(cmd_persist); H(cmd_memory_usage); H(cmd_rename);
-H(cmd_renamenx); H(cmd_copy); H(cmd_dbsize); H(cmd_flushall); H(cmd_keys); H(cmd_scan); H(cmd_randomkey);
 
 #define UNUSED3 (void)argc, (void)argv, (void)lens
 
@@ -27,10 +20,10 @@ H(cmd_renamenx); H(cmd_copy); H(cmd_dbsize); H(cmd_flushall); H(cmd_keys); H(cmd
  * Connection commands
  * ---------------------------------------------------------------------- */
 
-static H(cmd_ping)
+H(cmd_ping)
 {
     if (argc > 2) {
-        conn_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur_cmd->fullname);
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
     if (argc == 2) {
@@ -40,13 +33,13 @@ static H(cmd_ping)
     }
 }
 
-static H(cmd_echo)
+H(cmd_echo)
 {
     (void)argc;
     resp_bulk(&c->out, argv[1], lens[1]);
 }
 
-static H(cmd_quit)
+H(cmd_quit)
 {
     UNUSED3;
     reply_ok(c);
@@ -65,7 +58,7 @@ static bool check_pass(const char *user, uint32_t ulen, const char *pass, uint32
     return strlen(rp) == plen && memcmp(rp, pass, plen) == 0;
 }
 
-static H(cmd_auth)
+H(cmd_auth)
 {
     if (argc > 3) {
         conn_error(c, "ERR syntax error");
@@ -109,7 +102,7 @@ static void set_str(conn *c, char **dst, const char *s, uint32_t n)
     free(old);
 }
 
-static H(cmd_hello)
+H(cmd_hello)
 {
     long long ver = 0;
     int j = 1;
@@ -181,7 +174,7 @@ static H(cmd_hello)
     resp_array(o, 0);
 }
 
-static H(cmd_select)
+H(cmd_select)
 {
     (void)argc;
     long long id;
@@ -196,7 +189,7 @@ static H(cmd_select)
     reply_ok(c);
 }
 
-static H(cmd_time)
+H(cmd_time)
 {
     UNUSED3;
     struct timeval tv;
@@ -206,7 +199,7 @@ static H(cmd_time)
     resp_bulk_ll(&c->out, tv.tv_usec);
 }
 
-static H(cmd_info)
+H(cmd_info)
 {
     sbuf s = {0};
     info_build(&s, argc - 1, argv + 1, lens + 1);
@@ -214,7 +207,7 @@ static H(cmd_info)
     sbuf_free(&s);
 }
 
-static H(cmd_shutdown)
+H(cmd_shutdown)
 {
     bool abort_ = false;
     for (int j = 1; j < argc; j++) {
@@ -239,13 +232,13 @@ static H(cmd_shutdown)
     server_request_shutdown();
 }
 
-static H(cmd_lastsave)
+H(cmd_lastsave)
 {
     UNUSED3;
     resp_int(&c->out, srv.start_ms / 1000);
 }
 
-static H(cmd_role)
+H(cmd_role)
 {
     UNUSED3;
     resp_array(&c->out, 3);
@@ -254,7 +247,7 @@ static H(cmd_role)
     resp_array(&c->out, 0);
 }
 
-static H(cmd_wait)
+H(cmd_wait)
 {
     (void)argc;
     long long n, t;
@@ -272,7 +265,7 @@ static H(cmd_wait)
     resp_int(&c->out, 0);
 }
 
-static H(cmd_swapdb)
+H(cmd_swapdb)
 {
     (void)argc;
     long long a, b;
@@ -291,7 +284,7 @@ static H(cmd_swapdb)
     reply_ok(c);
 }
 
-static H(cmd_reset)
+H(cmd_reset)
 {
     UNUSED3;
     c->proto = 2;
@@ -320,13 +313,13 @@ static void help_reply(conn *c, const char *name, const char *const *lines)
  * CLIENT
  * ---------------------------------------------------------------------- */
 
-static H(cmd_client_id)
+H(cmd_client_id)
 {
     UNUSED3;
     resp_int(&c->out, (long long)c->id);
 }
 
-static H(cmd_client_getname)
+H(cmd_client_getname)
 {
     UNUSED3;
     if (c->name) {
@@ -336,7 +329,7 @@ static H(cmd_client_getname)
     }
 }
 
-static H(cmd_client_setname)
+H(cmd_client_setname)
 {
     (void)argc;
     if (!valid_name(argv[2], lens[2])) {
@@ -347,7 +340,7 @@ static H(cmd_client_setname)
     reply_ok(c);
 }
 
-static H(cmd_client_setinfo)
+H(cmd_client_setinfo)
 {
     (void)argc;
     bool lib = util_eq(argv[2], lens[2], "lib-name");
@@ -364,7 +357,7 @@ static H(cmd_client_setinfo)
     reply_ok(c);
 }
 
-static H(cmd_client_list)
+H(cmd_client_list)
 {
     long id = -1;
     sbuf s = {0};
@@ -405,7 +398,7 @@ static H(cmd_client_list)
     sbuf_free(&s);
 }
 
-static H(cmd_client_info)
+H(cmd_client_info)
 {
     UNUSED3;
     sbuf s = {0};
@@ -414,7 +407,7 @@ static H(cmd_client_info)
     sbuf_free(&s);
 }
 
-static H(cmd_client_kill)
+H(cmd_client_kill)
 {
     if (argc == 3) {
         char addr[128];
@@ -482,7 +475,7 @@ static H(cmd_client_kill)
     resp_int(&c->out, n);
 }
 
-static H(cmd_client_help)
+H(cmd_client_help)
 {
     UNUSED3;
     static const char *const lines[] = {
@@ -503,7 +496,7 @@ static H(cmd_client_help)
  * CONFIG
  * ---------------------------------------------------------------------- */
 
-static H(cmd_config_get)
+H(cmd_config_get)
 {
     bool *seen = calloc(config_table_len, sizeof(bool));
     sbuf body = {0};
@@ -529,10 +522,10 @@ static H(cmd_config_get)
     sbuf_free(&body);
 }
 
-static H(cmd_config_set)
+H(cmd_config_set)
 {
     if ((argc - 2) % 2 != 0) {
-        conn_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur_cmd->fullname);
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
     int npairs = (argc - 2) / 2;
@@ -601,14 +594,14 @@ static H(cmd_config_set)
     free(opts);
 }
 
-static H(cmd_config_resetstat)
+H(cmd_config_resetstat)
 {
     UNUSED3;
     stats_reset_all();
     reply_ok(c);
 }
 
-static H(cmd_config_rewrite)
+H(cmd_config_rewrite)
 {
     UNUSED3;
     if (srv.config_file == NULL) {
@@ -618,7 +611,7 @@ static H(cmd_config_rewrite)
     conn_error(c, "ERR CONFIG REWRITE is not supported by cudis; edit the config file");
 }
 
-static H(cmd_config_help)
+H(cmd_config_help)
 {
     UNUSED3;
     static const char *const lines[] = {
@@ -703,7 +696,7 @@ static void acl_reply(sbuf *o, const command *cmd, int proto)
 static void command_info(sbuf *o, const command *cmd, int proto)
 {
     resp_array(o, 10);
-    resp_bulks(o, cmd->fullname);
+    resp_bulks(o, cmd_fullname(cmd));
     resp_int(o, cmd->arity);
     flags_reply(o, cmd, proto);
     resp_int(o, cmd->first_key);
@@ -740,22 +733,16 @@ static void command_info(sbuf *o, const command *cmd, int proto)
     } else {
         resp_array(o, 0);
     }
-    int ns = 0;
-    for (const command *s = cmd->subs; s && s->name; s++) {
-        ns++;
-    }
-    resp_array(o, ns);
-    for (const command *s = cmd->subs; s && s->name; s++) {
+    resp_array(o, cmd->nsubs);
+    CMD_FOR_SUBS(s, cmd)
+    {
         command_info(o, s, proto);
     }
 }
 
 static void command_docs(sbuf *o, const command *cmd, int proto)
 {
-    int ns = 0;
-    for (const command *s = cmd->subs; s && s->name; s++) {
-        ns++;
-    }
+    int ns = cmd->nsubs;
     resp_map(o, ns ? 5 : 4, proto);
     resp_bulks(o, "summary");
     resp_bulks(o, cmd->summary ? cmd->summary : "");
@@ -768,14 +755,15 @@ static void command_docs(sbuf *o, const command *cmd, int proto)
     if (ns) {
         resp_bulks(o, "subcommands");
         resp_map(o, ns, proto);
-        for (const command *s = cmd->subs; s && s->name; s++) {
-            resp_bulks(o, s->fullname);
+        CMD_FOR_SUBS(s, cmd)
+        {
+            resp_bulks(o, cmd_fullname(s));
             command_docs(o, s, proto);
         }
     }
 }
 
-static H(cmd_command)
+H(cmd_command)
 {
     UNUSED3;
     int n = cmd_top_count();
@@ -785,7 +773,7 @@ static H(cmd_command)
     }
 }
 
-static H(cmd_command_count)
+H(cmd_command_count)
 {
     UNUSED3;
     resp_int(&c->out, cmd_top_count());
@@ -804,7 +792,7 @@ static const command *lookup_full(const char *name, uint32_t len)
     return cmd_lookup_sub(p, bar + 1, len - (size_t)(bar - name) - 1);
 }
 
-static H(cmd_command_info)
+H(cmd_command_info)
 {
     if (argc == 2) {
         cmd_command(c, argc, argv, lens);
@@ -821,13 +809,13 @@ static H(cmd_command_info)
     }
 }
 
-static H(cmd_command_docs)
+H(cmd_command_docs)
 {
     sbuf body = {0};
     long n = 0;
     if (argc == 2) {
         for (int i = 0; i < cmd_top_count(); i++) {
-            resp_bulks(&body, cmd_top(i)->fullname);
+            resp_bulks(&body, cmd_fullname(cmd_top(i)));
             command_docs(&body, cmd_top(i), c->proto);
             n++;
         }
@@ -835,7 +823,7 @@ static H(cmd_command_docs)
         for (int j = 2; j < argc; j++) {
             const command *cmd = lookup_full(argv[j], lens[j]);
             if (cmd) {
-                resp_bulks(&body, cmd->fullname);
+                resp_bulks(&body, cmd_fullname(cmd));
                 command_docs(&body, cmd, c->proto);
                 n++;
             }
@@ -846,7 +834,7 @@ static H(cmd_command_docs)
     sbuf_free(&body);
 }
 
-static H(cmd_command_list)
+H(cmd_command_list)
 {
     const char *pat = NULL;
     uint32_t plen = 0;
@@ -865,13 +853,15 @@ static H(cmd_command_list)
     long n = 0;
     for (int i = 0; i < cmd_top_count(); i++) {
         const command *cmd = cmd_top(i);
-        if (!pat || util_glob_match(pat, plen, cmd->fullname, strlen(cmd->fullname), true)) {
-            resp_bulks(&body, cmd->fullname);
+        if (!pat ||
+            util_glob_match(pat, plen, cmd_fullname(cmd), strlen(cmd_fullname(cmd)), true)) {
+            resp_bulks(&body, cmd_fullname(cmd));
             n++;
         }
-        for (const command *s = cmd->subs; s && s->name; s++) {
-            if (!pat || util_glob_match(pat, plen, s->fullname, strlen(s->fullname), true)) {
-                resp_bulks(&body, s->fullname);
+        CMD_FOR_SUBS(s, cmd)
+        {
+            if (!pat || util_glob_match(pat, plen, cmd_fullname(s), strlen(cmd_fullname(s)), true)) {
+                resp_bulks(&body, cmd_fullname(s));
                 n++;
             }
         }
@@ -881,7 +871,7 @@ static H(cmd_command_list)
     sbuf_free(&body);
 }
 
-static H(cmd_command_help)
+H(cmd_command_help)
 {
     UNUSED3;
     static const char *const lines[] = {
@@ -894,7 +884,7 @@ static H(cmd_command_help)
     help_reply(c, "COMMAND", lines);
 }
 
-static H(cmd_memory_help)
+H(cmd_memory_help)
 {
     UNUSED3;
     static const char *const lines[] = {
@@ -902,209 +892,6 @@ static H(cmd_memory_help)
         "    Return memory in bytes used by <key> and its value (an estimate).", "HELP",
         "    Print this help.", NULL};
     help_reply(c, "MEMORY", lines);
-}
-
-/* ------------------------------------------------------------------------
- * The table
- * ---------------------------------------------------------------------- */
-
-#define RO (CMD_READONLY | CMD_BATCH)
-#define RW (CMD_WRITE | CMD_BATCH)
-#define RWF (CMD_WRITE | CMD_BATCH | CMD_FAST)
-#define ROF (CMD_READONLY | CMD_BATCH | CMD_FAST)
-#define CONN_F (CMD_FAST | CMD_LOADING | CMD_STALE)
-
-/* clang-format off */
-static command client_subs[] = {
-    {"id", 2, CONN_F, 0, 0, 0, cmd_client_id, "connection", "5.0.0", "Returns the unique client ID of the connection.", NULL, NULL, 0, "", NULL},
-    {"getname", 2, CONN_F, 0, 0, 0, cmd_client_getname, "connection", "2.6.9", "Returns the name of the connection.", NULL, NULL, 0, "", NULL},
-    {"setname", 3, CONN_F, 0, 0, 0, cmd_client_setname, "connection", "2.6.9", "Sets the connection name.", NULL, NULL, 0, "", NULL},
-    {"setinfo", 4, CONN_F, 0, 0, 0, cmd_client_setinfo, "connection", "7.2.0", "Sets information specific to the client or connection.", NULL, NULL, 0, "", NULL},
-    {"list", -2, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_client_list, "connection", "2.4.0", "Lists open connections.", "O(N)", NULL, 0, "", NULL},
-    {"info", 2, CONN_F, 0, 0, 0, cmd_client_info, "connection", "6.2.0", "Returns information about the connection.", NULL, NULL, 0, "", NULL},
-    {"kill", -3, CMD_ADMIN | CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_client_kill, "connection", "2.4.0", "Terminates open connections.", "O(N)", NULL, 0, "", NULL},
-    {"help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_client_help, "connection", "5.0.0", "Returns helpful text about the different subcommands.", NULL, NULL, 0, "", NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, "", NULL},
-};
-static command config_subs[] = {
-    {"get", -3, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_EXCL, 0, 0, 0, cmd_config_get, "server", "2.0.0", "Returns the effective values of configuration parameters.", "O(N)", NULL, 0, "", NULL},
-    {"set", -4, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_EXCL, 0, 0, 0, cmd_config_set, "server", "2.0.0", "Sets configuration parameters in-flight.", "O(N)", NULL, 0, "", NULL},
-    {"resetstat", 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_EXCL, 0, 0, 0, cmd_config_resetstat, "server", "2.0.0", "Resets the server's statistics.", NULL, NULL, 0, "", NULL},
-    {"rewrite", 2, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_config_rewrite, "server", "2.8.0", "Persists the effective configuration to file.", NULL, NULL, 0, "", NULL},
-    {"help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_config_help, "server", "5.0.0", "Returns helpful text about the different subcommands.", NULL, NULL, 0, "", NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, "", NULL},
-};
-static command command_subs[] = {
-    {"count", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_command_count, "server", "2.8.13", "Returns a count of commands.", NULL, NULL, 0, "", NULL},
-    {"info", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_command_info, "server", "2.8.13", "Returns information about one, multiple or all commands.", "O(N)", NULL, 0, "", NULL},
-    {"docs", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_command_docs, "server", "7.0.0", "Returns documentary information about one, multiple or all commands.", "O(N)", NULL, 0, "", NULL},
-    {"list", -2, CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_command_list, "server", "7.0.0", "Returns a list of command names.", "O(N)", NULL, 0, "", NULL},
-    {"help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_command_help, "server", "5.0.0", "Returns helpful text about the different subcommands.", NULL, NULL, 0, "", NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, "", NULL},
-};
-static command memory_subs[] = {
-    {"usage", -3, RO, 2, 2, 1, cmd_memory_usage, "server", "4.0.0", "Estimates the memory usage of a key.", NULL, NULL, 0, "", NULL},
-    {"help", 2, CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_memory_help, "server", "4.0.0", "Returns helpful text about the different subcommands.", NULL, NULL, 0, "", NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, "", NULL},
-};
-
-static command cmd_table[] = {
-    {"ping", -1, CONN_F, 0, 0, 0, cmd_ping, "connection", "1.0.0", "Returns the server's liveliness response.", NULL, NULL, 0, "", NULL},
-    {"echo", 2, CONN_F, 0, 0, 0, cmd_echo, "connection", "1.0.0", "Returns the given string.", NULL, NULL, 0, "", NULL},
-    {"quit", -1, CONN_F | CMD_NOAUTH, 0, 0, 0, cmd_quit, "connection", "1.0.0", "Closes the connection.", NULL, NULL, 0, "", NULL},
-    {"hello", -1, CONN_F | CMD_NOAUTH, 0, 0, 0, cmd_hello, "connection", "6.0.0", "Handshakes with the server.", NULL, NULL, 0, "", NULL},
-    {"auth", -2, CONN_F | CMD_NOAUTH | CMD_NOSCRIPT, 0, 0, 0, cmd_auth, "connection", "1.0.0", "Authenticates the connection.", "O(N)", NULL, 0, "", NULL},
-    {"select", 2, CONN_F, 0, 0, 0, cmd_select, "connection", "1.0.0", "Changes the selected database.", NULL, NULL, 0, "", NULL},
-    {"client", -2, CMD_CONTAINER, 0, 0, 0, NULL, "connection", "2.4.0", "A container for client connection commands.", "Depends on subcommand.", client_subs, 0, "", NULL},
-    {"reset", 1, CONN_F | CMD_NOAUTH, 0, 0, 0, cmd_reset, "connection", "6.2.0", "Resets the connection.", NULL, NULL, 0, "", NULL},
-    {"get", 2, ROF, 1, 1, 1, cmd_get, "string", "1.0.0", "Returns the string value of a key.", NULL, NULL, 0, "", NULL},
-    {"set", -3, RW, 1, 1, 1, cmd_set, "string", "1.0.0", "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"setnx", 3, RWF, 1, 1, 1, cmd_setnx, "string", "1.0.0", "Set the string value of a key only when the key doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"setex", 4, RW, 1, 1, 1, cmd_setex, "string", "2.0.0", "Sets the string value and expiration time of a key. Creates the key if it doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"psetex", 4, RW, 1, 1, 1, cmd_psetex, "string", "2.6.0", "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"getset", 3, RWF, 1, 1, 1, cmd_getset, "string", "1.0.0", "Returns the previous string value of a key after setting it to a new value.", NULL, NULL, 0, "", NULL},
-    {"getdel", 2, RWF, 1, 1, 1, cmd_getdel, "string", "6.2.0", "Returns the string value of a key after deleting the key.", NULL, NULL, 0, "", NULL},
-    {"getex", -2, RWF, 1, 1, 1, cmd_getex, "string", "6.2.0", "Returns the string value of a key after setting its expiration time.", NULL, NULL, 0, "", NULL},
-    {"mget", -2, ROF, 1, -1, 1, cmd_mget, "string", "1.0.0", "Atomically returns the string values of one or more keys.", "O(N)", NULL, 0, "", NULL},
-    {"mset", -3, RW, 1, -1, 2, cmd_mset, "string", "1.0.1", "Atomically creates or modifies the string values of one or more keys.", "O(N)", NULL, 0, "", NULL},
-    {"msetnx", -3, CMD_WRITE | CMD_EXCL, 1, -1, 2, cmd_msetnx, "string", "1.0.1", "Atomically modifies the string values of one or more keys only when all keys don't exist.", "O(N)", NULL, 0, "", NULL},
-    {"append", 3, RWF, 1, 1, 1, cmd_append, "string", "2.0.0", "Appends a string to the value of a key. Creates the key if it doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"strlen", 2, ROF, 1, 1, 1, cmd_strlen, "string", "2.2.0", "Returns the length of a string value.", NULL, NULL, 0, "", NULL},
-    {"getrange", 4, RO, 1, 1, 1, cmd_getrange, "string", "2.4.0", "Returns a substring of the string stored at a key.", "O(N)", NULL, 0, "", NULL},
-    {"substr", 4, RO, 1, 1, 1, cmd_getrange, "string", "1.0.0", "Returns a substring from a string value.", "O(N)", NULL, 0, "", NULL},
-    {"setrange", 4, RW, 1, 1, 1, cmd_setrange, "string", "2.2.0", "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"incr", 2, RWF, 1, 1, 1, cmd_incr, "string", "1.0.0", "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"decr", 2, RWF, 1, 1, 1, cmd_decr, "string", "1.0.0", "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"incrby", 3, RWF, 1, 1, 1, cmd_incrby, "string", "1.0.0", "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"decrby", 3, RWF, 1, 1, 1, cmd_decrby, "string", "1.0.0", "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"incrbyfloat", 3, CMD_WRITE | CMD_FAST | CMD_EXCL, 1, 1, 1, cmd_incrbyfloat, "string", "2.6.0", "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"del", -2, RW, 1, -1, 1, cmd_del, "generic", "1.0.0", "Deletes one or more keys.", "O(N)", NULL, 0, "", NULL},
-    {"unlink", -2, RWF, 1, -1, 1, cmd_del, "generic", "4.0.0", "Asynchronously deletes one or more keys.", "O(N)", NULL, 0, "", NULL},
-    {"exists", -2, ROF, 1, -1, 1, cmd_exists, "generic", "1.0.0", "Determines whether one or more keys exist.", "O(N)", NULL, 0, "", NULL},
-    {"touch", -2, ROF, 1, -1, 1, cmd_touch, "generic", "3.2.1", "Returns the number of existing keys out of those specified after updating the time they were last accessed.", "O(N)", NULL, 0, "", NULL},
-    {"type", 2, ROF, 1, 1, 1, cmd_type, "generic", "1.0.0", "Determines the type of value stored at a key.", NULL, NULL, 0, "", NULL},
-    {"expire", -3, RWF, 1, 1, 1, cmd_expire, "generic", "1.0.0", "Sets the expiration time of a key in seconds.", NULL, NULL, 0, "", NULL},
-    {"pexpire", -3, RWF, 1, 1, 1, cmd_pexpire, "generic", "2.6.0", "Sets the expiration time of a key in milliseconds.", NULL, NULL, 0, "", NULL},
-    {"expireat", -3, RWF, 1, 1, 1, cmd_expireat, "generic", "1.2.0", "Sets the expiration time of a key to a Unix timestamp.", NULL, NULL, 0, "", NULL},
-    {"pexpireat", -3, RWF, 1, 1, 1, cmd_pexpireat, "generic", "2.6.0", "Sets the expiration time of a key to a Unix milliseconds timestamp.", NULL, NULL, 0, "", NULL},
-    {"ttl", 2, ROF, 1, 1, 1, cmd_ttl, "generic", "1.0.0", "Returns the expiration time in seconds of a key.", NULL, NULL, 0, "", NULL},
-    {"pttl", 2, ROF, 1, 1, 1, cmd_pttl, "generic", "2.6.0", "Returns the expiration time in milliseconds of a key.", NULL, NULL, 0, "", NULL},
-    {"expiretime", 2, ROF, 1, 1, 1, cmd_expiretime, "generic", "7.0.0", "Returns the expiration time of a key as a Unix timestamp.", NULL, NULL, 0, "", NULL},
-    {"pexpiretime", 2, ROF, 1, 1, 1, cmd_pexpiretime, "generic", "7.0.0", "Returns the expiration time of a key as a Unix milliseconds timestamp.", NULL, NULL, 0, "", NULL},
-    {"persist", 2, RWF, 1, 1, 1, cmd_persist, "generic", "2.2.0", "Removes the expiration time of a key.", NULL, NULL, 0, "", NULL},
-    {"rename", 3, CMD_WRITE | CMD_EXCL, 1, 2, 1, cmd_rename, "generic", "1.0.0", "Renames a key and overwrites the destination.", NULL, NULL, 0, "", NULL},
-    {"renamenx", 3, CMD_WRITE | CMD_FAST | CMD_EXCL, 1, 2, 1, cmd_renamenx, "generic", "1.0.0", "Renames a key only when the target key name doesn't exist.", NULL, NULL, 0, "", NULL},
-    {"copy", -3, CMD_WRITE | CMD_EXCL, 1, 2, 1, cmd_copy, "generic", "6.2.0", "Copies the value of a key to a new key.", NULL, NULL, 0, "", NULL},
-    {"keys", 2, CMD_READONLY | CMD_EXCL, 0, 0, 0, cmd_keys, "generic", "1.0.0", "Returns all key names that match a pattern.", "O(N)", NULL, 0, "", NULL},
-    {"scan", -2, CMD_READONLY | CMD_EXCL, 0, 0, 0, cmd_scan, "generic", "2.8.0", "Iterates over the key names in the database.", "O(1) for every call. O(N) for a complete iteration.", NULL, 0, "", NULL},
-    {"randomkey", 1, CMD_READONLY | CMD_EXCL, 0, 0, 0, cmd_randomkey, "generic", "1.0.0", "Returns a random key name from the database.", NULL, NULL, 0, "", NULL},
-    {"dbsize", 1, CMD_READONLY | CMD_FAST | CMD_EXCL, 0, 0, 0, cmd_dbsize, "server", "1.0.0", "Returns the number of keys in the database.", NULL, NULL, 0, "", NULL},
-    {"flushdb", -1, CMD_WRITE | CMD_EXCL, 0, 0, 0, cmd_flushall, "server", "1.0.0", "Removes all keys from the current database.", "O(N)", NULL, 0, "", NULL},
-    {"flushall", -1, CMD_WRITE | CMD_EXCL, 0, 0, 0, cmd_flushall, "server", "1.0.0", "Removes all keys from all databases.", "O(N)", NULL, 0, "", NULL},
-    {"lastsave", 1, CONN_F, 0, 0, 0, cmd_lastsave, "server", "1.0.0", "Returns the Unix timestamp of the last successful save to disk.", NULL, NULL, 0, "", NULL},
-    {"role", 1, CONN_F, 0, 0, 0, cmd_role, "server", "2.8.12", "Returns the replication role.", NULL, NULL, 0, "", NULL},
-    {"wait", 3, 0, 0, 0, 0, cmd_wait, "generic", "3.0.0", "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed.", NULL, NULL, 0, "", NULL},
-    {"swapdb", 3, CMD_WRITE | CMD_FAST, 0, 0, 0, cmd_swapdb, "server", "4.0.0", "Swaps two Redis databases.", "O(N)", NULL, 0, "", NULL},
-    {"time", 1, CONN_F, 0, 0, 0, cmd_time, "server", "2.6.0", "Returns the server time.", NULL, NULL, 0, "", NULL},
-    {"info", -1, CMD_LOADING | CMD_STALE | CMD_EXCL, 0, 0, 0, cmd_info, "server", "1.0.0", "Returns information and statistics about the server.", "O(1)", NULL, 0, "", NULL},
-    {"config", -2, CMD_CONTAINER, 0, 0, 0, NULL, "server", "2.0.0", "A container for server configuration commands.", "Depends on subcommand.", config_subs, 0, "", NULL},
-    {"command", -1, CMD_CONTAINER | CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_command, "server", "2.8.13", "Returns detailed information about all commands.", "O(N)", command_subs, 0, "", NULL},
-    {"memory", -2, CMD_CONTAINER, 0, 0, 0, NULL, "server", "4.0.0", "A container for memory diagnostics commands.", "Depends on subcommand.", memory_subs, 0, "", NULL},
-    {"shutdown", -1, CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, 0, 0, 0, cmd_shutdown, "server", "1.0.0", "Synchronously saves the database(s) to disk and shuts down the Redis server.", "O(N)", NULL, 0, "", NULL},
-    {NULL, 0, 0, 0, 0, 0, NULL, NULL, NULL, NULL, NULL, NULL, 0, "", NULL},
-};
-/* clang-format on */
-
-#define LOOKUP_SIZE 256
-static command *lookup_tab[LOOKUP_SIZE];
-static const command **all_cmds;
-static int n_all, n_top;
-
-static uint32_t name_hash(const char *s, size_t len)
-{
-    uint32_t h = 2166136261u;
-    for (size_t i = 0; i < len; i++) {
-        h = (h ^ (uint32_t)(unsigned char)(s[i] | 0x20)) * 16777619u;
-    }
-    return h;
-}
-
-void cmd_table_setup(void)
-{
-    if (all_cmds) {
-        return;
-    }
-    int total = 0;
-    for (command *c = cmd_table; c->name; c++) {
-        total++;
-        for (command *s = c->subs; s && s->name; s++) {
-            total++;
-        }
-    }
-    all_cmds = calloc((size_t)total, sizeof(*all_cmds));
-    for (command *c = cmd_table; c->name; c++) {
-        c->idx = n_all;
-        snprintf(c->fullname, sizeof(c->fullname), "%s", c->name);
-        all_cmds[n_all++] = c;
-        n_top++;
-        uint32_t h = name_hash(c->name, strlen(c->name)) & (LOOKUP_SIZE - 1);
-        while (lookup_tab[h]) {
-            h = (h + 1) & (LOOKUP_SIZE - 1);
-        }
-        lookup_tab[h] = c;
-        for (command *s = c->subs; s && s->name; s++) {
-            s->idx = n_all;
-            s->parent = c;
-            snprintf(s->fullname, sizeof(s->fullname), "%s|%s", c->name, s->name);
-            all_cmds[n_all++] = s;
-        }
-    }
-}
-
-int cmd_count(void)
-{
-    return n_all;
-}
-
-const command *cmd_by_idx(int i)
-{
-    return all_cmds[i];
-}
-
-int cmd_top_count(void)
-{
-    return n_top;
-}
-
-const command *cmd_top(int i)
-{
-    return &cmd_table[i];
-}
-
-const command *cmd_lookup(const char *name, size_t len)
-{
-    if (len == 0 || len > 32) {
-        return NULL;
-    }
-    uint32_t h = name_hash(name, len) & (LOOKUP_SIZE - 1);
-    while (lookup_tab[h]) {
-        const command *c = lookup_tab[h];
-        if (strlen(c->name) == len && !strncasecmp(c->name, name, len)) {
-            return c;
-        }
-        h = (h + 1) & (LOOKUP_SIZE - 1);
-    }
-    return NULL;
-}
-
-const command *cmd_lookup_sub(const command *parent, const char *name, size_t len)
-{
-    for (const command *s = parent->subs; s && s->name; s++) {
-        if (strlen(s->name) == len && !strncasecmp(s->name, name, len)) {
-            return s;
-        }
-    }
-    return NULL;
 }
 
 /* ------------------------------------------------------------------------
@@ -1157,7 +944,7 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
                 loop_flush(lp, SEAL_DRAIN);
             }
             if (argc < 2) {
-                conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd->fullname);
+                conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(cmd));
             } else {
                 char up[32];
                 size_t i = 0;
@@ -1176,15 +963,15 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
         if (c->pending) {
             loop_flush(lp, SEAL_DRAIN);
         }
-        lp->st.cmds[cmd->idx].rejected++;
-        conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd->fullname);
+        lp->st.cmds[cmd_idx(cmd)].rejected++;
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(cmd));
         return;
     }
     if (!c->authed && !(cmd->flags & CMD_NOAUTH)) {
         if (c->pending) {
             loop_flush(lp, SEAL_DRAIN);
         }
-        lp->st.cmds[cmd->idx].rejected++;
+        lp->st.cmds[cmd_idx(cmd)].rejected++;
         conn_error(c, "NOAUTH Authentication required.");
         return;
     }
@@ -1208,7 +995,7 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
             free(tmp);
         }
         if (lp->b.seq == pend_before) {
-            lp->st.cmds[cmd->idx].calls++;
+            lp->st.cmds[cmd_idx(cmd)].calls++;
         }
         c->cur_cmd = NULL;
         return;
@@ -1225,7 +1012,7 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
     if (lock) {
         pthread_rwlock_unlock(&srv.eng_lock);
     }
-    cmd_stat *cs = &lp->st.cmds[cmd->idx];
+    cmd_stat *cs = &lp->st.cmds[cmd_idx(cmd)];
     cs->calls++;
     cs->usec += (cudis_mono_ns() - t0) / 1000;
     c->cur_cmd = NULL;

@@ -293,7 +293,7 @@ static bool parse_set_opts(conn *c, int argc, char **argv, uint32_t *lens, int f
         }
         bool secs = (f & (SETF_EX | SETF_EXAT)) != 0;
         if (ms <= 0 || (secs && ms > LLONG_MAX / 1000)) {
-            conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+            conn_errorf(c, "ERR invalid expire time in '%s' command", cmd_fullname(c->cur_cmd));
             return false;
         }
         if (secs) {
@@ -302,7 +302,7 @@ static bool parse_set_opts(conn *c, int argc, char **argv, uint32_t *lens, int f
         if (f & (SETF_EX | SETF_PX)) {
             int64_t now = cudis_now_ms();
             if (ms > LLONG_MAX - now) {
-                conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+                conn_errorf(c, "ERR invalid expire time in '%s' command", cmd_fullname(c->cur_cmd));
                 return false;
             }
             ms += now;
@@ -378,7 +378,7 @@ static void setex_generic(conn *c, char **argv, uint32_t *lens, bool secs)
         return;
     }
     if (ms <= 0 || (secs && ms > LLONG_MAX / 1000)) {
-        conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+        conn_errorf(c, "ERR invalid expire time in '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
     if (secs) {
@@ -386,7 +386,7 @@ static void setex_generic(conn *c, char **argv, uint32_t *lens, bool secs)
     }
     int64_t now = cudis_now_ms();
     if (ms > LLONG_MAX - now) {
-        conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+        conn_errorf(c, "ERR invalid expire time in '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
     pend *p = queue1(c, CUDIS_OP_SET, 0, argv, lens, argv[3], lens[3], 0, ms + now, true, rp_set);
@@ -459,7 +459,7 @@ static void rp_ok_all(conn *c, pend *p, const cudis_batch *b)
 void cmd_mset(conn *c, int argc, char **argv, uint32_t *lens)
 {
     if (argc % 2 == 0) {
-        conn_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur_cmd->fullname);
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
     int *idx = malloc(sizeof(int) * (size_t)argc);
@@ -486,7 +486,7 @@ void cmd_mset(conn *c, int argc, char **argv, uint32_t *lens)
 void cmd_msetnx(conn *c, int argc, char **argv, uint32_t *lens)
 {
     if (argc % 2 == 0) {
-        conn_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur_cmd->fullname);
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
     int *idx = malloc(sizeof(int) * (size_t)argc);
@@ -771,13 +771,13 @@ static void expire_generic(conn *c, int argc, char **argv, uint32_t *lens, int64
     }
     if (secs) {
         if (when > LLONG_MAX / 1000 || when < LLONG_MIN / 1000) {
-            conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+            conn_errorf(c, "ERR invalid expire time in '%s' command", cmd_fullname(c->cur_cmd));
             return;
         }
         when *= 1000;
     }
     if (when > LLONG_MAX - base) {
-        conn_errorf(c, "ERR invalid expire time in '%s' command", c->cur_cmd->fullname);
+        conn_errorf(c, "ERR invalid expire time in '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
     when += base;

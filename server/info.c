@@ -258,7 +258,7 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
             sbuf_printf(o,
                         "cmdstat_%s:calls=%llu,usec=%llu,usec_per_call=%.2f,rejected_calls=%llu,"
                         "failed_calls=%llu\r\n",
-                        cmd_by_idx(i)->fullname, (unsigned long long)s->calls,
+                        cmd_fullname(cmd_by_idx(i)), (unsigned long long)s->calls,
                         (unsigned long long)s->usec,
                         s->calls ? (double)s->usec / (double)s->calls : 0.0,
                         (unsigned long long)s->rejected, (unsigned long long)s->failed);

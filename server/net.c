@@ -358,7 +358,7 @@ void conn_error(conn *c, const char *msg)
     resp_error(&c->out, msg);
     count_error(c->lp, msg);
     if (c->cur_cmd) {
-        c->lp->st.cmds[c->cur_cmd->idx].failed++;
+        c->lp->st.cmds[cmd_idx(c->cur_cmd)].failed++;
     }
 }
 
@@ -407,7 +407,7 @@ static void batch_answer(loop *lp, batcher *b, int reason, int64_t now, uint64_t
         p->fn(c, p, &view);
         c->cur_cmd = saved;
         c->pending--;
-        cmd_stat *cs = &lp->st.cmds[p->cmd->idx];
+        cmd_stat *cs = &lp->st.cmds[cmd_idx(p->cmd)];
         cs->calls++;
         cs->usec += (per_op_ns * (p->nops ? p->nops : 1)) / 1000;
         wlist_add(c);
@@ -845,7 +845,7 @@ static void client_line(sbuf *out, conn *c, int64_t now)
                 (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000),
                 flags, c->qlen - c->qpos, c->qcap - c->qlen, c->qcap, c->qlen,
                 c->out.len - c->out_sent, c->qcap + c->out.cap + sizeof(*c), events,
-                c->last_cmd ? c->last_cmd->fullname : "NULL", c->proto,
+                c->last_cmd ? cmd_fullname(c->last_cmd) : "NULL", c->proto,
                 c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }
 

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "commands.h"
 #include "config.h"
 #include "cudis_op.h"
 #include "engine.h"
@@ -32,53 +33,7 @@
 #define REDIS_COMPAT_VERSION "7.0.15"
 
 typedef struct loop loop;
-typedef struct conn conn;
-typedef struct command command;
 typedef struct pend pend;
-
-/* ------------------------------------------------------------------------
- * Commands
- * ---------------------------------------------------------------------- */
-
-#define CMD_WRITE 0x0001
-#define CMD_READONLY 0x0002
-#define CMD_FAST 0x0004
-#define CMD_NOAUTH 0x0008   /* allowed before AUTH (AUTH, HELLO, QUIT) */
-#define CMD_EXCL 0x0010     /* drain the batch, then run alone (engine lock exclusive) */
-#define CMD_BATCH 0x0020    /* becomes engine ops in the open batch */
-#define CMD_ADMIN 0x0040
-#define CMD_CONTAINER 0x0080
-#define CMD_LOADING 0x0100
-#define CMD_STALE 0x0200
-#define CMD_NOSCRIPT 0x0400
-
-typedef void (*cmd_fn)(conn *c, int argc, char **argv, uint32_t *lens);
-
-struct command {
-    const char *name;      /* lower case; subcommands: the subcommand alone */
-    int arity;             /* > 0 exact, < 0 at least -arity */
-    uint32_t flags;
-    int first_key, last_key, step;
-    cmd_fn fn;
-    const char *group;
-    const char *since;
-    const char *summary;
-    const char *complexity;
-    command *subs;         /* containers: NULL-name-terminated table */
-    /* filled at start */
-    int idx;               /* stats slot */
-    char fullname[48];     /* "get", "config|get" */
-    const command *parent;
-};
-
-/* Command lookup by name (case-insensitive); NULL when unknown. */
-const command *cmd_lookup(const char *name, size_t len);
-const command *cmd_lookup_sub(const command *parent, const char *name, size_t len);
-void cmd_table_setup(void);
-int cmd_count(void);           /* stats slots */
-const command *cmd_by_idx(int i);
-int cmd_top_count(void);
-const command *cmd_top(int i);
 
 /* ------------------------------------------------------------------------
  * Batcher (one per loop)

@@ -1,0 +1,215 @@
+/*
+ * commands.c - the command table (commands.h) and its lookups.
+ */
+#include "commands.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#define RO (CMD_READONLY | CMD_BATCH)
+#define RW (CMD_WRITE | CMD_BATCH)
+#define RWF (CMD_WRITE | CMD_BATCH | CMD_FAST)
+#define ROF (CMD_READONLY | CMD_BATCH | CMD_FAST)
+#define CONN_F (CMD_FAST | CMD_LOADING | CMD_STALE)
+
+/* clang-format off */
+static const command table[] = {
+    {.name = "ping", .arity = -1, .flags = CONN_F, .fn = cmd_ping, .group = "connection", .since = "1.0.0", .summary = "Returns the server's liveliness response."},
+    {.name = "echo", .arity = 2, .flags = CONN_F, .fn = cmd_echo, .group = "connection", .since = "1.0.0", .summary = "Returns the given string."},
+    {.name = "quit", .arity = -1, .flags = CONN_F | CMD_NOAUTH, .fn = cmd_quit, .group = "connection", .since = "1.0.0", .summary = "Closes the connection."},
+    {.name = "hello", .arity = -1, .flags = CONN_F | CMD_NOAUTH, .fn = cmd_hello, .group = "connection", .since = "6.0.0", .summary = "Handshakes with the server."},
+    {.name = "auth", .arity = -2, .flags = CONN_F | CMD_NOAUTH | CMD_NOSCRIPT, .fn = cmd_auth, .group = "connection", .since = "1.0.0", .summary = "Authenticates the connection.", .complexity = "O(N)"},
+    {.name = "select", .arity = 2, .flags = CONN_F, .fn = cmd_select, .group = "connection", .since = "1.0.0", .summary = "Changes the selected database."},
+    {.name = "client", .arity = -2, .flags = CMD_CONTAINER, .group = "connection", .since = "2.4.0", .summary = "A container for client connection commands.", .complexity = "Depends on subcommand.", .nsubs = 8},
+        {.name = "id", .arity = 2, .flags = CONN_F | CMD_SUB, .fn = cmd_client_id, .group = "connection", .since = "5.0.0", .summary = "Returns the unique client ID of the connection."},
+        {.name = "getname", .arity = 2, .flags = CONN_F | CMD_SUB, .fn = cmd_client_getname, .group = "connection", .since = "2.6.9", .summary = "Returns the name of the connection."},
+        {.name = "setname", .arity = 3, .flags = CONN_F | CMD_SUB, .fn = cmd_client_setname, .group = "connection", .since = "2.6.9", .summary = "Sets the connection name."},
+        {.name = "setinfo", .arity = 4, .flags = CONN_F | CMD_SUB, .fn = cmd_client_setinfo, .group = "connection", .since = "7.2.0", .summary = "Sets information specific to the client or connection."},
+        {.name = "list", .arity = -2, .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_client_list, .group = "connection", .since = "2.4.0", .summary = "Lists open connections.", .complexity = "O(N)"},
+        {.name = "info", .arity = 2, .flags = CONN_F | CMD_SUB, .fn = cmd_client_info, .group = "connection", .since = "6.2.0", .summary = "Returns information about the connection."},
+        {.name = "kill", .arity = -3, .flags = CMD_ADMIN | CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_client_kill, .group = "connection", .since = "2.4.0", .summary = "Terminates open connections.", .complexity = "O(N)"},
+        {.name = "help", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_client_help, .group = "connection", .since = "5.0.0", .summary = "Returns helpful text about the different subcommands."},
+    {.name = "reset", .arity = 1, .flags = CONN_F | CMD_NOAUTH, .fn = cmd_reset, .group = "connection", .since = "6.2.0", .summary = "Resets the connection."},
+    {.name = "get", .arity = 2, .flags = ROF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_get, .group = "string", .since = "1.0.0", .summary = "Returns the string value of a key."},
+    {.name = "set", .arity = -3, .flags = RW, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_set, .group = "string", .since = "1.0.0", .summary = "Sets the string value of a key, ignoring its type. The key is created if it doesn't exist."},
+    {.name = "setnx", .arity = 3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_setnx, .group = "string", .since = "1.0.0", .summary = "Set the string value of a key only when the key doesn't exist."},
+    {.name = "setex", .arity = 4, .flags = RW, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_setex, .group = "string", .since = "2.0.0", .summary = "Sets the string value and expiration time of a key. Creates the key if it doesn't exist."},
+    {.name = "psetex", .arity = 4, .flags = RW, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_psetex, .group = "string", .since = "2.6.0", .summary = "Sets both string value and expiration time in milliseconds of a key. The key is created if it doesn't exist."},
+    {.name = "getset", .arity = 3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_getset, .group = "string", .since = "1.0.0", .summary = "Returns the previous string value of a key after setting it to a new value."},
+    {.name = "getdel", .arity = 2, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_getdel, .group = "string", .since = "6.2.0", .summary = "Returns the string value of a key after deleting the key."},
+    {.name = "getex", .arity = -2, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_getex, .group = "string", .since = "6.2.0", .summary = "Returns the string value of a key after setting its expiration time."},
+    {.name = "mget", .arity = -2, .flags = ROF, .first_key = 1, .last_key = -1, .step = 1, .fn = cmd_mget, .group = "string", .since = "1.0.0", .summary = "Atomically returns the string values of one or more keys.", .complexity = "O(N)"},
+    {.name = "mset", .arity = -3, .flags = RW, .first_key = 1, .last_key = -1, .step = 2, .fn = cmd_mset, .group = "string", .since = "1.0.1", .summary = "Atomically creates or modifies the string values of one or more keys.", .complexity = "O(N)"},
+    {.name = "msetnx", .arity = -3, .flags = CMD_WRITE | CMD_EXCL, .first_key = 1, .last_key = -1, .step = 2, .fn = cmd_msetnx, .group = "string", .since = "1.0.1", .summary = "Atomically modifies the string values of one or more keys only when all keys don't exist.", .complexity = "O(N)"},
+    {.name = "append", .arity = 3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_append, .group = "string", .since = "2.0.0", .summary = "Appends a string to the value of a key. Creates the key if it doesn't exist."},
+    {.name = "strlen", .arity = 2, .flags = ROF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_strlen, .group = "string", .since = "2.2.0", .summary = "Returns the length of a string value."},
+    {.name = "getrange", .arity = 4, .flags = RO, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_getrange, .group = "string", .since = "2.4.0", .summary = "Returns a substring of the string stored at a key.", .complexity = "O(N)"},
+    {.name = "substr", .arity = 4, .flags = RO, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_getrange, .group = "string", .since = "1.0.0", .summary = "Returns a substring from a string value.", .complexity = "O(N)"},
+    {.name = "setrange", .arity = 4, .flags = RW, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_setrange, .group = "string", .since = "2.2.0", .summary = "Overwrites a part of a string value with another by an offset. Creates the key if it doesn't exist."},
+    {.name = "incr", .arity = 2, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_incr, .group = "string", .since = "1.0.0", .summary = "Increments the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
+    {.name = "decr", .arity = 2, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_decr, .group = "string", .since = "1.0.0", .summary = "Decrements the integer value of a key by one. Uses 0 as initial value if the key doesn't exist."},
+    {.name = "incrby", .arity = 3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_incrby, .group = "string", .since = "1.0.0", .summary = "Increments the integer value of a key by a number. Uses 0 as initial value if the key doesn't exist."},
+    {.name = "decrby", .arity = 3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_decrby, .group = "string", .since = "1.0.0", .summary = "Decrements a number from the integer value of a key. Uses 0 as initial value if the key doesn't exist."},
+    {.name = "incrbyfloat", .arity = 3, .flags = CMD_WRITE | CMD_FAST | CMD_EXCL, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_incrbyfloat, .group = "string", .since = "2.6.0", .summary = "Increment the floating point value of a key by a number. Uses 0 as initial value if the key doesn't exist."},
+    {.name = "del", .arity = -2, .flags = RW, .first_key = 1, .last_key = -1, .step = 1, .fn = cmd_del, .group = "generic", .since = "1.0.0", .summary = "Deletes one or more keys.", .complexity = "O(N)"},
+    {.name = "unlink", .arity = -2, .flags = RWF, .first_key = 1, .last_key = -1, .step = 1, .fn = cmd_del, .group = "generic", .since = "4.0.0", .summary = "Asynchronously deletes one or more keys.", .complexity = "O(N)"},
+    {.name = "exists", .arity = -2, .flags = ROF, .first_key = 1, .last_key = -1, .step = 1, .fn = cmd_exists, .group = "generic", .since = "1.0.0", .summary = "Determines whether one or more keys exist.", .complexity = "O(N)"},
+    {.name = "touch", .arity = -2, .flags = ROF, .first_key = 1, .last_key = -1, .step = 1, .fn = cmd_touch, .group = "generic", .since = "3.2.1", .summary = "Returns the number of existing keys out of those specified after updating the time they were last accessed.", .complexity = "O(N)"},
+    {.name = "type", .arity = 2, .flags = ROF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_type, .group = "generic", .since = "1.0.0", .summary = "Determines the type of value stored at a key."},
+    {.name = "expire", .arity = -3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_expire, .group = "generic", .since = "1.0.0", .summary = "Sets the expiration time of a key in seconds."},
+    {.name = "pexpire", .arity = -3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_pexpire, .group = "generic", .since = "2.6.0", .summary = "Sets the expiration time of a key in milliseconds."},
+    {.name = "expireat", .arity = -3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_expireat, .group = "generic", .since = "1.2.0", .summary = "Sets the expiration time of a key to a Unix timestamp."},
+    {.name = "pexpireat", .arity = -3, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_pexpireat, .group = "generic", .since = "2.6.0", .summary = "Sets the expiration time of a key to a Unix milliseconds timestamp."},
+    {.name = "ttl", .arity = 2, .flags = ROF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_ttl, .group = "generic", .since = "1.0.0", .summary = "Returns the expiration time in seconds of a key."},
+    {.name = "pttl", .arity = 2, .flags = ROF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_pttl, .group = "generic", .since = "2.6.0", .summary = "Returns the expiration time in milliseconds of a key."},
+    {.name = "expiretime", .arity = 2, .flags = ROF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_expiretime, .group = "generic", .since = "7.0.0", .summary = "Returns the expiration time of a key as a Unix timestamp."},
+    {.name = "pexpiretime", .arity = 2, .flags = ROF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_pexpiretime, .group = "generic", .since = "7.0.0", .summary = "Returns the expiration time of a key as a Unix milliseconds timestamp."},
+    {.name = "persist", .arity = 2, .flags = RWF, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_persist, .group = "generic", .since = "2.2.0", .summary = "Removes the expiration time of a key."},
+    {.name = "rename", .arity = 3, .flags = CMD_WRITE | CMD_EXCL, .first_key = 1, .last_key = 2, .step = 1, .fn = cmd_rename, .group = "generic", .since = "1.0.0", .summary = "Renames a key and overwrites the destination."},
+    {.name = "renamenx", .arity = 3, .flags = CMD_WRITE | CMD_FAST | CMD_EXCL, .first_key = 1, .last_key = 2, .step = 1, .fn = cmd_renamenx, .group = "generic", .since = "1.0.0", .summary = "Renames a key only when the target key name doesn't exist."},
+    {.name = "copy", .arity = -3, .flags = CMD_WRITE | CMD_EXCL, .first_key = 1, .last_key = 2, .step = 1, .fn = cmd_copy, .group = "generic", .since = "6.2.0", .summary = "Copies the value of a key to a new key."},
+    {.name = "keys", .arity = 2, .flags = CMD_READONLY | CMD_EXCL, .fn = cmd_keys, .group = "generic", .since = "1.0.0", .summary = "Returns all key names that match a pattern.", .complexity = "O(N)"},
+    {.name = "scan", .arity = -2, .flags = CMD_READONLY | CMD_EXCL, .fn = cmd_scan, .group = "generic", .since = "2.8.0", .summary = "Iterates over the key names in the database.", .complexity = "O(1) for every call. O(N) for a complete iteration."},
+    {.name = "randomkey", .arity = 1, .flags = CMD_READONLY | CMD_EXCL, .fn = cmd_randomkey, .group = "generic", .since = "1.0.0", .summary = "Returns a random key name from the database."},
+    {.name = "dbsize", .arity = 1, .flags = CMD_READONLY | CMD_FAST | CMD_EXCL, .fn = cmd_dbsize, .group = "server", .since = "1.0.0", .summary = "Returns the number of keys in the database."},
+    {.name = "flushdb", .arity = -1, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_flushall, .group = "server", .since = "1.0.0", .summary = "Removes all keys from the current database.", .complexity = "O(N)"},
+    {.name = "flushall", .arity = -1, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_flushall, .group = "server", .since = "1.0.0", .summary = "Removes all keys from all databases.", .complexity = "O(N)"},
+    {.name = "lastsave", .arity = 1, .flags = CONN_F, .fn = cmd_lastsave, .group = "server", .since = "1.0.0", .summary = "Returns the Unix timestamp of the last successful save to disk."},
+    {.name = "role", .arity = 1, .flags = CONN_F, .fn = cmd_role, .group = "server", .since = "2.8.12", .summary = "Returns the replication role."},
+    {.name = "wait", .arity = 3, .flags = 0, .fn = cmd_wait, .group = "generic", .since = "3.0.0", .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
+    {.name = "swapdb", .arity = 3, .flags = CMD_WRITE | CMD_FAST, .fn = cmd_swapdb, .group = "server", .since = "4.0.0", .summary = "Swaps two Redis databases.", .complexity = "O(N)"},
+    {.name = "time", .arity = 1, .flags = CONN_F, .fn = cmd_time, .group = "server", .since = "2.6.0", .summary = "Returns the server time."},
+    {.name = "info", .arity = -1, .flags = CMD_LOADING | CMD_STALE | CMD_EXCL, .fn = cmd_info, .group = "server", .since = "1.0.0", .summary = "Returns information and statistics about the server.", .complexity = "O(1)"},
+    {.name = "config", .arity = -2, .flags = CMD_CONTAINER, .group = "server", .since = "2.0.0", .summary = "A container for server configuration commands.", .complexity = "Depends on subcommand.", .nsubs = 5},
+        {.name = "get", .arity = -3, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_EXCL | CMD_SUB, .fn = cmd_config_get, .group = "server", .since = "2.0.0", .summary = "Returns the effective values of configuration parameters.", .complexity = "O(N)"},
+        {.name = "set", .arity = -4, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_EXCL | CMD_SUB, .fn = cmd_config_set, .group = "server", .since = "2.0.0", .summary = "Sets configuration parameters in-flight.", .complexity = "O(N)"},
+        {.name = "resetstat", .arity = 2, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_EXCL | CMD_SUB, .fn = cmd_config_resetstat, .group = "server", .since = "2.0.0", .summary = "Resets the server's statistics."},
+        {.name = "rewrite", .arity = 2, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_config_rewrite, .group = "server", .since = "2.8.0", .summary = "Persists the effective configuration to file."},
+        {.name = "help", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_config_help, .group = "server", .since = "5.0.0", .summary = "Returns helpful text about the different subcommands."},
+    {.name = "command", .arity = -1, .flags = CMD_CONTAINER | CMD_LOADING | CMD_STALE, .fn = cmd_command, .group = "server", .since = "2.8.13", .summary = "Returns detailed information about all commands.", .complexity = "O(N)", .nsubs = 5},
+        {.name = "count", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_command_count, .group = "server", .since = "2.8.13", .summary = "Returns a count of commands."},
+        {.name = "info", .arity = -2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_command_info, .group = "server", .since = "2.8.13", .summary = "Returns information about one, multiple or all commands.", .complexity = "O(N)"},
+        {.name = "docs", .arity = -2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_command_docs, .group = "server", .since = "7.0.0", .summary = "Returns documentary information about one, multiple or all commands.", .complexity = "O(N)"},
+        {.name = "list", .arity = -2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_command_list, .group = "server", .since = "7.0.0", .summary = "Returns a list of command names.", .complexity = "O(N)"},
+        {.name = "help", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_command_help, .group = "server", .since = "5.0.0", .summary = "Returns helpful text about the different subcommands."},
+    {.name = "memory", .arity = -2, .flags = CMD_CONTAINER, .group = "server", .since = "4.0.0", .summary = "A container for memory diagnostics commands.", .complexity = "Depends on subcommand.", .nsubs = 2},
+        {.name = "usage", .arity = -3, .flags = RO | CMD_SUB, .first_key = 2, .last_key = 2, .step = 1, .fn = cmd_memory_usage, .group = "server", .since = "4.0.0", .summary = "Estimates the memory usage of a key."},
+        {.name = "help", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_memory_help, .group = "server", .since = "4.0.0", .summary = "Returns helpful text about the different subcommands."},
+    {.name = "shutdown", .arity = -1, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, .fn = cmd_shutdown, .group = "server", .since = "1.0.0", .summary = "Synchronously saves the database(s) to disk and shuts down the Redis server.", .complexity = "O(N)"},
+};
+/* clang-format on */
+
+#define N_CMDS ((int)(sizeof(table) / sizeof(table[0])))
+#define LOOKUP_SIZE 256
+
+/* what setup computes, beside the table */
+static const command *lookup_tab[LOOKUP_SIZE];
+static char full[N_CMDS][48];
+static int parent_of[N_CMDS]; /* -1: top level */
+static int top[N_CMDS];
+static int n_top;
+
+static uint32_t name_hash(const char *s, size_t len)
+{
+    uint32_t h = 2166136261u;
+    for (size_t i = 0; i < len; i++) {
+        h = (h ^ (uint32_t)(unsigned char)(s[i] | 0x20)) * 16777619u;
+    }
+    return h;
+}
+
+void cmd_table_setup(void)
+{
+    if (n_top > 0) {
+        return;
+    }
+    for (int i = 0; i < N_CMDS;) {
+        const command *c = &table[i];
+        if (c->flags & CMD_SUB) {
+            fprintf(stderr, "command table: '%s' is a subcommand without a container\n", c->name);
+            abort();
+        }
+        top[n_top++] = i;
+        parent_of[i] = -1;
+        snprintf(full[i], sizeof(full[i]), "%s", c->name);
+        uint32_t h = name_hash(c->name, strlen(c->name)) & (LOOKUP_SIZE - 1);
+        while (lookup_tab[h]) {
+            h = (h + 1) & (LOOKUP_SIZE - 1);
+        }
+        lookup_tab[h] = c;
+        for (int k = 1; k <= c->nsubs; k++) {
+            if (i + k >= N_CMDS || !(table[i + k].flags & CMD_SUB)) {
+                fprintf(stderr, "command table: '%s' lacks its subcommands\n", c->name);
+                abort();
+            }
+            parent_of[i + k] = i;
+            snprintf(full[i + k], sizeof(full[i + k]), "%s|%s", c->name, table[i + k].name);
+        }
+        i += 1 + c->nsubs;
+    }
+}
+
+int cmd_count(void)
+{
+    return N_CMDS;
+}
+
+const command *cmd_by_idx(int i)
+{
+    return &table[i];
+}
+
+int cmd_idx(const command *c)
+{
+    return (int)(c - table);
+}
+
+int cmd_top_count(void)
+{
+    return n_top;
+}
+
+const command *cmd_top(int i)
+{
+    return &table[top[i]];
+}
+
+const char *cmd_fullname(const command *c)
+{
+    return full[cmd_idx(c)];
+}
+
+const command *cmd_parent(const command *c)
+{
+    int p = parent_of[cmd_idx(c)];
+    return p < 0 ? NULL : &table[p];
+}
+
+const command *cmd_lookup(const char *name, size_t len)
+{
+    if (len == 0 || len > 32) {
+        return NULL;
+    }
+    uint32_t h = name_hash(name, len) & (LOOKUP_SIZE - 1);
+    while (lookup_tab[h]) {
+        const command *c = lookup_tab[h];
+        if (strlen(c->name) == len && !strncasecmp(c->name, name, len)) {
+            return c;
+        }
+        h = (h + 1) & (LOOKUP_SIZE - 1);
+    }
+    return NULL;
+}
+
+const command *cmd_lookup_sub(const command *parent, const char *name, size_t len)
+{
+    CMD_FOR_SUBS(s, parent)
+    {
+        if (strlen(s->name) == len && !strncasecmp(s->name, name, len)) {
+            return s;
+        }
+    }
+    return NULL;
+}

@@ -1,0 +1,155 @@
+/*
+ * commands.h - the command table: one const row per command (designated
+ * initializers: name, arity, flags, keys, handler, documentation), the list
+ * every handler's prototype comes from, and the lookups dispatch, COMMAND and
+ * INFO use. Adding a command is one row in commands.c plus its handler
+ * (and its name in CMD_HANDLERS).
+ *
+ * A container (CONFIG, CLIENT, COMMAND, MEMORY) is followed in the table by
+ * its nsubs subcommands (flag CMD_SUB). What is computed at start (each
+ * command's index for statistics, "config|get" full names, parents) lives
+ * beside the table, not in it; per-command counters live in each loop.
+ */
+#ifndef COMMANDS_H
+#define COMMANDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct conn conn;
+typedef struct command command;
+
+#define CMD_WRITE 0x0001
+#define CMD_READONLY 0x0002
+#define CMD_FAST 0x0004
+#define CMD_NOAUTH 0x0008   /* allowed before AUTH (AUTH, HELLO, QUIT) */
+#define CMD_EXCL 0x0010     /* drain the batch, then run alone (engine lock exclusive) */
+#define CMD_BATCH 0x0020    /* becomes engine ops in the open batch */
+#define CMD_ADMIN 0x0040
+#define CMD_CONTAINER 0x0080
+#define CMD_LOADING 0x0100
+#define CMD_STALE 0x0200
+#define CMD_NOSCRIPT 0x0400
+#define CMD_SUB 0x0800      /* a subcommand: the row follows its container */
+
+typedef void (*cmd_fn)(conn *c, int argc, char **argv, uint32_t *lens);
+
+struct command {
+    const char *name;       /* lower case; subcommands: the subcommand alone */
+    int arity;              /* > 0 exact, < 0 at least -arity */
+    uint32_t flags;
+    int first_key, last_key, step;
+    cmd_fn fn;              /* NULL: a container without a call of its own */
+    const char *group;
+    const char *since;
+    const char *summary;
+    const char *complexity; /* NULL: O(1) */
+    int nsubs;              /* containers: the subcommands that follow */
+};
+
+/* Every handler, once: its prototype comes from here. */
+#define CMD_HANDLERS(X) \
+    X(cmd_ping) \
+    X(cmd_echo) \
+    X(cmd_quit) \
+    X(cmd_hello) \
+    X(cmd_auth) \
+    X(cmd_select) \
+    X(cmd_client_id) \
+    X(cmd_client_getname) \
+    X(cmd_client_setname) \
+    X(cmd_client_setinfo) \
+    X(cmd_client_list) \
+    X(cmd_client_info) \
+    X(cmd_client_kill) \
+    X(cmd_client_help) \
+    X(cmd_reset) \
+    X(cmd_get) \
+    X(cmd_set) \
+    X(cmd_setnx) \
+    X(cmd_setex) \
+    X(cmd_psetex) \
+    X(cmd_getset) \
+    X(cmd_getdel) \
+    X(cmd_getex) \
+    X(cmd_mget) \
+    X(cmd_mset) \
+    X(cmd_msetnx) \
+    X(cmd_append) \
+    X(cmd_strlen) \
+    X(cmd_getrange) \
+    X(cmd_setrange) \
+    X(cmd_incr) \
+    X(cmd_decr) \
+    X(cmd_incrby) \
+    X(cmd_decrby) \
+    X(cmd_incrbyfloat) \
+    X(cmd_del) \
+    X(cmd_exists) \
+    X(cmd_touch) \
+    X(cmd_type) \
+    X(cmd_expire) \
+    X(cmd_pexpire) \
+    X(cmd_expireat) \
+    X(cmd_pexpireat) \
+    X(cmd_ttl) \
+    X(cmd_pttl) \
+    X(cmd_expiretime) \
+    X(cmd_pexpiretime) \
+    X(cmd_persist) \
+    X(cmd_rename) \
+    X(cmd_renamenx) \
+    X(cmd_copy) \
+    X(cmd_keys) \
+    X(cmd_scan) \
+    X(cmd_randomkey) \
+    X(cmd_dbsize) \
+    X(cmd_flushall) \
+    X(cmd_lastsave) \
+    X(cmd_role) \
+    X(cmd_wait) \
+    X(cmd_swapdb) \
+    X(cmd_time) \
+    X(cmd_info) \
+    X(cmd_config_get) \
+    X(cmd_config_set) \
+    X(cmd_config_resetstat) \
+    X(cmd_config_rewrite) \
+    X(cmd_config_help) \
+    X(cmd_command) \
+    X(cmd_command_count) \
+    X(cmd_command_info) \
+    X(cmd_command_docs) \
+    X(cmd_command_list) \
+    X(cmd_command_help) \
+    X(cmd_memory_usage) \
+    X(cmd_memory_help) \
+    X(cmd_shutdown)
+#define CMD_PROTO(fn) void fn(conn *c, int argc, char **argv, uint32_t *lens);
+CMD_HANDLERS(CMD_PROTO)
+#undef CMD_PROTO
+
+/* Index the table (names, full names, parents). Once, at start. */
+void cmd_table_setup(void);
+
+/* Lookup by name, case-insensitive; NULL when unknown. */
+const command *cmd_lookup(const char *name, size_t len);
+const command *cmd_lookup_sub(const command *parent, const char *name, size_t len);
+
+/* Every command and subcommand: cmd_count() of them, cmd_idx(c) their place
+ * (statistics slots). The top-level commands: cmd_top_count(), cmd_top(i). */
+int cmd_count(void);
+const command *cmd_by_idx(int i);
+int cmd_idx(const command *c);
+int cmd_top_count(void);
+const command *cmd_top(int i);
+
+/* "get", "config|get". */
+const char *cmd_fullname(const command *c);
+/* The container of a subcommand, NULL for a top-level command. */
+const command *cmd_parent(const command *c);
+
+/* The subcommands of a container, in table order. */
+#define CMD_FOR_SUBS(s, cmd) for (const command *s = (cmd) + 1; s <= (cmd) + (cmd)->nsubs; s++)
+
+#endif /* COMMANDS_H */
