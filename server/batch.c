@@ -23,6 +23,7 @@ void batch_init(batcher *b)
 
 void batch_deinit(batcher *b)
 {
+    free(b->lit);
     free(b->ops);
     free(b->res);
     free(b->in);
@@ -201,7 +202,7 @@ pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t no
     return p;
 }
 
-void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb)
+static void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb)
 {
     if (b->out_cap == 0) {
         b->out_cap = 256 * 1024;
@@ -221,7 +222,7 @@ void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb)
     b->now_ms = now_ms;
 }
 
-int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, int rc)
+static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, int rc)
 {
     if (rc != CUDIS_OK) {
         for (uint32_t i = 0; i < b->nops; i++) {
@@ -306,7 +307,8 @@ int batch_exec(batcher *b, engine *e, int64_t now_ms)
     return batch_after(b, &b->st, e, now_ms, engine_execute(e, &cb));
 }
 
-void batch_swap(batcher *a, batcher *b)
+/* Exchange two batchers' batches; statistics and the pend sequence stay. */
+static void batch_swap(batcher *a, batcher *b)
 {
     batch_stats st = a->st;
     uint64_t seq = a->seq;
@@ -319,11 +321,146 @@ void batch_swap(batcher *a, batcher *b)
     a->seq = seq;
 }
 
+void batch_add_literal(batcher *b, conn *c, const char *bytes, size_t n)
+{
+    if (b->lit_len + n > b->lit_cap) {
+        size_t cap = b->lit_cap ? b->lit_cap : 4096;
+        while (cap < b->lit_len + n) {
+            cap *= 2;
+        }
+        char *q = realloc(b->lit, cap);
+        if (q == NULL) {
+            abort();
+        }
+        b->lit = q;
+        b->lit_cap = cap;
+    }
+    memcpy(b->lit + b->lit_len, bytes, n);
+    pend *p = batch_add_pend(b, c, NULL, 0, 0); /* fn NULL: a literal */
+    p->cmd = NULL;                              /* answered as is: no command statistics */
+    p->a = (int64_t)b->lit_len;
+    p->b = (int64_t)n;
+    b->lit_len += n;
+}
+
+/* ------------------------------------------------------------------------
+ * Running a batch (the flusher)
+ * ---------------------------------------------------------------------- */
+
+/* Statistics of a finished batch, then its replies, in the order the
+ * commands came; the batcher is reset. */
+static void batch_answer(batch_flusher *f, batcher *b, int reason, int64_t now, uint64_t wait_us,
+                         uint64_t exec_ns)
+{
+    batch_stats *st = &f->open->st;
+    batch_record(st, b->nops, wait_us, exec_ns);
+    st->cmds += b->npend;
+    switch (reason) {
+    case SEAL_CONFLICT: st->sealed_conflict++; break;
+    case SEAL_FULL: st->sealed_full++; break;
+    case SEAL_DEADLINE: st->sealed_deadline++; break;
+    case SEAL_DRAIN: st->sealed_drain++; break;
+    default: break;
+    }
+    uint64_t per_op_ns = b->nops ? exec_ns / b->nops : 0;
+    cudis_batch view = {.ops = b->ops,
+                        .n_ops = b->nops,
+                        .in = b->in,
+                        .res = b->res,
+                        .out = b->out,
+                        .out_cap = b->out_cap,
+                        .now_ms = now};
+    for (uint32_t i = 0; i < b->npend; i++) {
+        pend *p = &b->pends[i];
+        conn *c = p->c;
+        c->pending--;
+        if (p->fn == NULL) {
+            sbuf_add(&c->out, b->lit + p->a, (size_t)p->b);
+            f->answered(c);
+            continue;
+        }
+        const command *saved = c->cur_cmd;
+        c->cur_cmd = p->cmd;
+        p->fn(c, p, &view);
+        c->cur_cmd = saved;
+        cmd_stat *cs = &f->cmd_stats[cmd_idx(p->cmd)];
+        cs->calls++;
+        cs->usec += (per_op_ns * (p->nops ? p->nops : 1)) / 1000;
+        f->answered(c);
+    }
+    batch_reset(b);
+}
+
+void batch_complete(batch_flusher *f, engine *e)
+{
+    if (!f->in_flight) {
+        return;
+    }
+    int rc = engine_queue_complete(f->q, NULL);
+    (void)batch_after(&f->flight, &f->open->st, e, f->flight_now, rc);
+    if (f->flight_locked) {
+        pthread_rwlock_unlock(f->eng_lock);
+    }
+    f->in_flight = false;
+    f->flight_locked = false;
+    batch_answer(f, &f->flight, f->flight_reason, f->flight_now, f->flight_wait_us,
+                 cudis_mono_ns() - f->flight_t0);
+}
+
+void batch_flush(batch_flusher *f, engine *e, int reason)
+{
+    batcher *b = f->open;
+    if (b->npend == 0) {
+        if (reason == SEAL_DRAIN) {
+            batch_complete(f, e);
+        }
+        return;
+    }
+    batch_complete(f, e);
+    uint64_t t0 = cudis_mono_ns();
+    uint64_t wait_us = (t0 - b->open_ns) / 1000;
+    int64_t now = cudis_now_ms();
+    pthread_rwlock_t *lock = f->eng_lock;
+    if (f->q != NULL && reason != SEAL_DRAIN && !b->exclusive && b->nops > 0) {
+        if (lock != NULL) {
+            pthread_rwlock_rdlock(lock);
+        }
+        batch_swap(&f->flight, b);
+        batch_view(&f->flight, now, &f->fcb);
+        if (engine_queue_submit(f->q, &f->fcb) == CUDIS_OK) {
+            f->in_flight = true;
+            f->flight_locked = lock != NULL;
+            f->flight_reason = reason;
+            f->flight_t0 = t0;
+            f->flight_wait_us = wait_us;
+            f->flight_now = now;
+            return;
+        }
+        batch_swap(&f->flight, b); /* cannot happen (nothing in flight): run it here */
+        if (lock != NULL) {
+            pthread_rwlock_unlock(lock);
+        }
+    }
+    if (lock != NULL) {
+        if (b->exclusive) {
+            pthread_rwlock_wrlock(lock);
+        } else {
+            pthread_rwlock_rdlock(lock);
+        }
+    }
+    batch_exec(b, e, now);
+    if (lock != NULL) {
+        pthread_rwlock_unlock(lock);
+    }
+    batch_answer(f, b, reason, now, wait_us, cudis_mono_ns() - t0);
+}
+
 void batch_reset(batcher *b)
 {
     b->nops = 0;
     b->npend = 0;
     b->in_len = 0;
+    b->lit_len = 0;
     b->exclusive = false;
     b->gen++;
     if (b->gen == 0) {

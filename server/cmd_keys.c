@@ -59,27 +59,13 @@ void reply_engine_error(conn *c, int status)
     }
 }
 
-/* Seal the open batch when any of these keys conflicts with it. */
-static void make_room(conn *c, int n, char **keys, uint32_t *lens, int stride, bool write)
-{
-    batcher *b = &c->lp->b;
-    for (int i = 0; i < n; i++) {
-        if (batch_conflicts(b, keys[i * stride], lens[i * stride], write)) {
-            loop_flush(c->lp, SEAL_CONFLICT);
-            return;
-        }
-    }
-}
-
-/* One op on argv[1], queued with its reply function. */
+/* One op on argv[1], queued with its reply function. (The dispatcher has
+ * already sealed the open batch if the command's keys conflict with it.) */
 static pend *queue1(conn *c, uint8_t code, uint16_t flags, char **argv, uint32_t *lens,
                     const char *val, uint32_t vlen, int64_t arg, int64_t exp, bool write,
                     reply_fn fn)
 {
     batcher *b = &c->lp->b;
-    if (batch_conflicts(b, argv[1], lens[1], write)) {
-        loop_flush(c->lp, SEAL_CONFLICT);
-    }
     uint32_t i = batch_add_op(b, code, flags, argv[1], lens[1], val, vlen, arg, exp, write);
     return batch_add_pend(b, c, fn, i, 1);
 }
@@ -207,7 +193,6 @@ static void rp_mget_fwd(conn *c, pend *p, const cudis_batch *b)
 void cmd_mget(conn *c, int argc, char **argv, uint32_t *lens)
 {
     batcher *b = &c->lp->b;
-    make_room(c, argc - 1, argv + 1, lens + 1, 1, false);
     uint32_t op0 = b->nops;
     for (int i = 1; i < argc; i++) {
         batch_add_op(b, CUDIS_OP_GET, 0, argv[i], lens[i], NULL, 0, 0, 0, false);
@@ -465,12 +450,6 @@ void cmd_mset(conn *c, int argc, char **argv, uint32_t *lens)
     int *idx = malloc(sizeof(int) * (size_t)argc);
     int n = unique_pairs(argc, argv, lens, idx);
     batcher *b = &c->lp->b;
-    for (int k = 0; k < n; k++) {
-        if (batch_conflicts(b, argv[idx[k]], lens[idx[k]], true)) {
-            loop_flush(c->lp, SEAL_CONFLICT);
-            break;
-        }
-    }
     uint32_t op0 = b->nops;
     for (int k = n - 1; k >= 0; k--) {
         int i = idx[k];
@@ -670,7 +649,6 @@ static void rp_count(conn *c, pend *p, const cudis_batch *b)
 void cmd_del(conn *c, int argc, char **argv, uint32_t *lens)
 {
     batcher *b = &c->lp->b;
-    make_room(c, argc - 1, argv + 1, lens + 1, 1, true);
     uint32_t op0 = b->nops, n = 0;
     for (int i = 1; i < argc; i++) {
         bool dup = false;
@@ -692,7 +670,6 @@ void cmd_del(conn *c, int argc, char **argv, uint32_t *lens)
 static void exists_generic(conn *c, int argc, char **argv, uint32_t *lens, uint16_t flags)
 {
     batcher *b = &c->lp->b;
-    make_room(c, argc - 1, argv + 1, lens + 1, 1, false);
     uint32_t op0 = b->nops;
     for (int i = 1; i < argc; i++) {
         batch_add_op(b, CUDIS_OP_EXISTS, flags, argv[i], lens[i], NULL, 0, 0, 0, false);

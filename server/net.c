@@ -376,117 +376,14 @@ void conn_errorf(conn *c, const char *fmt, ...)
  * Batches
  * ---------------------------------------------------------------------- */
 
-/* Statistics of a finished batch, then its replies, in the order the
- * commands came; the batcher is reset. */
-static void batch_answer(loop *lp, batcher *b, int reason, int64_t now, uint64_t wait_us,
-                         uint64_t exec_ns)
-{
-    batch_stats *st = &lp->b.st;
-    batch_record(st, b->nops, wait_us, exec_ns);
-    st->cmds += b->npend;
-    switch (reason) {
-    case SEAL_CONFLICT: st->sealed_conflict++; break;
-    case SEAL_FULL: st->sealed_full++; break;
-    case SEAL_DEADLINE: st->sealed_deadline++; break;
-    case SEAL_DRAIN: st->sealed_drain++; break;
-    default: break;
-    }
-    uint64_t per_op_ns = b->nops ? exec_ns / b->nops : 0;
-    cudis_batch view = {.ops = b->ops,
-                        .n_ops = b->nops,
-                        .in = b->in,
-                        .res = b->res,
-                        .out = b->out,
-                        .out_cap = b->out_cap,
-                        .now_ms = now};
-    for (uint32_t i = 0; i < b->npend; i++) {
-        pend *p = &b->pends[i];
-        conn *c = p->c;
-        const command *saved = c->cur_cmd;
-        c->cur_cmd = p->cmd;
-        p->fn(c, p, &view);
-        c->cur_cmd = saved;
-        c->pending--;
-        cmd_stat *cs = &lp->st.cmds[cmd_idx(p->cmd)];
-        cs->calls++;
-        cs->usec += (per_op_ns * (p->nops ? p->nops : 1)) / 1000;
-        wlist_add(c);
-    }
-    batch_reset(b);
-}
-
-/* Wait for the batch in flight (if any) and answer it. */
-void loop_complete(loop *lp)
-{
-    if (!lp->in_flight) {
-        return;
-    }
-    int rc = engine_queue_complete(lp->q, NULL);
-    rc = batch_after(&lp->fb, &lp->b.st, srv.eng, lp->flight_now, rc);
-    (void)rc;
-    if (lp->flight_locked) {
-        pthread_rwlock_unlock(&srv.eng_lock);
-    }
-    lp->in_flight = false;
-    lp->flight_locked = false;
-    batch_answer(lp, &lp->fb, lp->flight_reason, lp->flight_now, lp->flight_wait_us,
-                 cudis_mono_ns() - lp->flight_t0);
-}
-
-/*
- * Seal the open batch and run it. With engine-pipeline, a batch that needs
- * no exclusive engine runs asynchronously: the batch in flight before it
- * is answered first (so replies keep their order and it is done before
- * this one starts), then this one is submitted and the loop goes on
- * parsing; the queue's fd answers it (done_cb) or the next flush does.
- * SEAL_DRAIN answers everything before returning.
- */
 void loop_flush(loop *lp, int reason)
 {
-    batcher *b = &lp->b;
-    if (b->npend == 0) {
-        if (reason == SEAL_DRAIN) {
-            loop_complete(lp);
-        }
-        return;
-    }
-    loop_complete(lp);
-    uint64_t t0 = cudis_mono_ns();
-    uint64_t wait_us = (t0 - b->open_ns) / 1000;
-    int64_t now = cudis_now_ms();
-    bool locked = srv.nloops > 1;
-    if (lp->q != NULL && reason != SEAL_DRAIN && !b->exclusive && b->nops > 0) {
-        if (locked) {
-            pthread_rwlock_rdlock(&srv.eng_lock);
-        }
-        batch_swap(&lp->fb, b);
-        batch_view(&lp->fb, now, &lp->fcb);
-        if (engine_queue_submit(lp->q, &lp->fcb) == CUDIS_OK) {
-            lp->in_flight = true;
-            lp->flight_locked = locked;
-            lp->flight_reason = reason;
-            lp->flight_t0 = t0;
-            lp->flight_wait_us = wait_us;
-            lp->flight_now = now;
-            return;
-        }
-        batch_swap(&lp->fb, b); /* cannot happen (nothing in flight): run it here */
-        if (locked) {
-            pthread_rwlock_unlock(&srv.eng_lock);
-        }
-    }
-    if (locked) {
-        if (b->exclusive) {
-            pthread_rwlock_wrlock(&srv.eng_lock);
-        } else {
-            pthread_rwlock_rdlock(&srv.eng_lock);
-        }
-    }
-    batch_exec(b, srv.eng, now);
-    if (locked) {
-        pthread_rwlock_unlock(&srv.eng_lock);
-    }
-    batch_answer(lp, b, reason, now, wait_us, cudis_mono_ns() - t0);
+    batch_flush(&lp->bf, srv.eng, reason);
+}
+
+void loop_complete(loop *lp)
+{
+    batch_complete(&lp->bf, srv.eng);
 }
 
 bool server_pipelined(void)
@@ -501,8 +398,8 @@ static void done_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     loop *lp = arg;
-    engine_queue_clear_fd(lp->q);
-    if (lp->in_flight && engine_queue_ready(lp->q)) {
+    engine_queue_clear_fd(lp->bf.q);
+    if (lp->bf.in_flight && engine_queue_ready(lp->bf.q)) {
         loop_complete(lp);
     }
     loop_drain(lp);
@@ -1031,18 +928,22 @@ static void loop_setup(loop *lp, int idx)
     event_add(lp->notify_ev, NULL);
     pthread_mutex_init(&lp->lock, NULL);
     batch_init(&lp->b);
-    batch_init(&lp->fb);
+    batch_init(&lp->bf.flight);
+    lp->bf.open = &lp->b;
+    lp->bf.eng_lock = srv.nloops > 1 ? &srv.eng_lock : NULL;
+    lp->bf.answered = wlist_add;
     if (server_pipelined()) {
-        lp->q = engine_queue_create(srv.eng);
-        if (lp->q == NULL) {
+        lp->bf.q = engine_queue_create(srv.eng);
+        if (lp->bf.q == NULL) {
             log_msg(LL_WARNING, "engine-pipeline: cannot start a queue thread; batches run inline");
         } else {
             lp->done_ev =
-                event_new(lp->base, engine_queue_fd(lp->q), EV_READ | EV_PERSIST, done_cb, lp);
+                event_new(lp->base, engine_queue_fd(lp->bf.q), EV_READ | EV_PERSIST, done_cb, lp);
             event_add(lp->done_ev, NULL);
         }
     }
     lp->st.cmds = calloc((size_t)cmd_count(), sizeof(cmd_stat));
+    lp->bf.cmd_stats = lp->st.cmds;
     struct timeval tv = {0, (suseconds_t)(1000000 / srv.cfg.hz)};
     evtimer_add(lp->cron_ev, &tv);
 }
@@ -1216,9 +1117,9 @@ int server_start(void)
         if (lp->done_ev != NULL) {
             event_free(lp->done_ev);
         }
-        engine_queue_destroy(lp->q); /* nothing is in flight: loop_final drained it */
+        engine_queue_destroy(lp->bf.q); /* nothing is in flight: loop_final drained it */
         batch_deinit(&lp->b);
-        batch_deinit(&lp->fb);
+        batch_deinit(&lp->bf.flight);
         free(lp->st.cmds);
         event_base_free(lp->base);
     }

@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "batch.h"
 #include "commands.h"
 #include "config.h"
 #include "cudis_op.h"
@@ -34,59 +35,6 @@
 
 typedef struct loop loop;
 typedef struct pend pend;
-
-/* ------------------------------------------------------------------------
- * Batcher (one per loop)
- * ---------------------------------------------------------------------- */
-
-typedef void (*reply_fn)(conn *c, pend *p, const cudis_batch *b);
-
-struct pend {
-    conn *c;
-    const command *cmd;
-    reply_fn fn;
-    uint32_t op0, nops;
-    int64_t a, b;
-};
-
-#define HIST_BUCKETS 24
-
-typedef struct batch_stats {
-    uint64_t batches, ops, cmds;
-    uint64_t size_hist[HIST_BUCKETS]; /* bucket i: sizes in [2^i, 2^(i+1)) */
-    uint64_t wait_hist[HIST_BUCKETS]; /* microseconds, same bucketing */
-    uint64_t exec_ns;
-    uint64_t wait_us_sum;
-    uint64_t sealed_conflict, sealed_full, sealed_deadline, sealed_drain;
-    uint64_t outbuf_reruns;
-    uint64_t failed;
-} batch_stats;
-
-typedef struct batcher {
-    cudis_op *ops;
-    cudis_result *res;
-    uint32_t nops, cap_ops;
-    uint8_t *in;
-    size_t in_len, in_cap;
-    uint8_t *out;
-    size_t out_cap;
-    pend *pends;
-    uint32_t npend, cap_pend;
-    /* keys of the open batch: open addressing, entries valid when gen matches */
-    uint32_t *kent;   /* op index | 0x80000000 when a write */
-    uint32_t *kgen;
-    uint32_t kcap;
-    uint32_t gen;
-    bool exclusive;   /* a multi-key command is in the batch */
-    uint64_t seq;     /* pends ever added (monotonic) */
-    /* the last batch_conflicts() lookup, reused by the next batch_add_op() */
-    const char *lk_key;
-    uint32_t lk_len, lk_slot, lk_nops, lk_gen;
-    bool lk_found;
-    uint64_t open_ns; /* when the first op arrived */
-    int64_t now_ms;
-    batch_stats st;
-} batcher;
 
 /* ------------------------------------------------------------------------
  * Connections
@@ -128,10 +76,6 @@ struct conn {
  * Loops and the server
  * ---------------------------------------------------------------------- */
 
-typedef struct cmd_stat {
-    uint64_t calls, usec, rejected, failed;
-} cmd_stat;
-
 #define ERRSTAT_MAX 32
 
 typedef struct loop_stats {
@@ -151,21 +95,14 @@ struct loop {
     int notify_fd[2];
     bool flush_scheduled;
     bool final;                 /* shutting down: loop_drain frees nothing */
-    batcher b;
+    batcher b;                  /* the open batch */
+    batch_flusher bf;           /* runs it (and the one in flight) */
     conn *clients;
     int nclients;
     conn *wlist;
     loop_stats st;
     pthread_mutex_t lock;       /* guards the client list for CLIENT LIST/KILL */
-    /* the batch in flight (engine-pipeline): submitted, not yet answered */
-    engine_queue *q;
-    struct event *done_ev;      /* the queue's fd: a batch finished */
-    batcher fb;
-    cudis_batch fcb;
-    bool in_flight, flight_locked;
-    int flight_reason;
-    uint64_t flight_t0, flight_wait_us;
-    int64_t flight_now;
+    struct event *done_ev;      /* bf's queue fd: a batch finished */
     int pending_fds[256];       /* accepted fds handed over by the listener */
     int npending_fds;
 };
@@ -203,8 +140,9 @@ extern server srv;
 int server_start(void);          /* listeners + loops; blocks until shutdown; returns exit code */
 void conn_add_reply_done(conn *c);
 void conn_close(conn *c, const char *why);
+/* Run the loop's open batch (batch_flush with the loop's flusher). */
 void loop_flush(loop *lp, int reason);
-/* Wait for the batch in flight, if any, and answer it. */
+/* Wait for the loop's batch in flight, if any, and answer it. */
 void loop_complete(loop *lp);
 /* Whether batches run asynchronously (engine-pipeline, "auto" resolved). */
 bool server_pipelined(void);
@@ -216,32 +154,6 @@ int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t
                        bool skipme);
 void server_request_shutdown(void);
 int64_t server_now_ms(void);
-
-enum { SEAL_IDLE = 0, SEAL_CONFLICT, SEAL_FULL, SEAL_DEADLINE, SEAL_DRAIN };
-
-/* batch.c */
-void batch_init(batcher *b);
-void batch_deinit(batcher *b);
-/* Whether a key conflicts with the open batch (write: the new op writes). */
-bool batch_conflicts(batcher *b, const char *key, uint32_t len, bool write);
-/* Append an op; key/value are copied. Returns its index. */
-uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key, uint32_t klen,
-                      const char *val, uint32_t vlen, int64_t arg, int64_t expire_ms, bool write);
-pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t nops);
-/* Execute the ops in the batch (no replies); handles CUDIS_E_OUTBUF. The
- * caller holds the engine lock. Returns the engine's return code. */
-int batch_exec(batcher *b, engine *e, int64_t now_ms);
-/* The two halves of batch_exec, for a batch run asynchronously: the
- * cudis_batch over the batcher's buffers (cb must live until the engine is
- * done with it), and what follows the engine's rc (a failure marks every
- * op; ops whose value did not fit the out buffer run again). */
-void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb);
-int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, int rc);
-/* Exchange two batchers' batches; statistics and the pend sequence stay. */
-void batch_swap(batcher *a, batcher *b);
-void batch_reset(batcher *b);
-void batch_record(batch_stats *st, uint32_t nops, uint64_t wait_us, uint64_t exec_ns);
-uint64_t hist_quantile(const uint64_t *h, double q);
 
 /* cmd_*.c: Redis-style helpers */
 bool arg_ll(conn *c, const char *s, uint32_t len, long long *out); /* replies error */

@@ -477,3 +477,63 @@ Test(strings, pipeline_100k)
     CHECK_INT(c, n / 4 + 1, "DBSIZE"); /* p:0, p:4, ... and counter */
     redisFree(c);
 }
+
+/* Errors found before the engine runs (unknown command, wrong arity, a bad
+ * argument, an unknown subcommand) between batched commands of a pipeline:
+ * every reply in the order the commands came. */
+Test(strings, pipeline_errors_in_order)
+{
+    redisContext *c = e2e_connect();
+    const int rounds = 2000;
+    for (int i = 0; i < rounds; i++) {
+        redisAppendCommand(c, "SET e:%d v%d", i, i);
+        redisAppendCommand(c, "NOSUCHCMD %d", i);
+        redisAppendCommand(c, "GET e:%d", i);
+        redisAppendCommand(c, "INCRBY e:n notanumber");
+        redisAppendCommand(c, "INCR e:n");
+        redisAppendCommand(c, "GET");
+        redisAppendCommand(c, "CONFIG NOSUCHSUB");
+        redisAppendCommand(c, "PING p%d", i);
+    }
+    for (int i = 0; i < rounds; i++) {
+        char want[128];
+        for (int k = 0; k < 8; k++) {
+            redisReply *r = NULL;
+            cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "round %d reply %d: %s", i, k,
+                      c->errstr);
+            bool ok = false;
+            switch (k) {
+            case 0: ok = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0; break;
+            case 1:
+                snprintf(want, sizeof(want),
+                         "ERR unknown command 'NOSUCHCMD', with args beginning with: '%d' ", i);
+                ok = r->type == REDIS_REPLY_ERROR && strcmp(r->str, want) == 0;
+                break;
+            case 2:
+                snprintf(want, sizeof(want), "v%d", i);
+                ok = r->type == REDIS_REPLY_STRING && strcmp(r->str, want) == 0;
+                break;
+            case 3:
+                ok = r->type == REDIS_REPLY_ERROR &&
+                     strcmp(r->str, "ERR value is not an integer or out of range") == 0;
+                break;
+            case 4: ok = r->type == REDIS_REPLY_INTEGER && r->integer == i + 1; break;
+            case 5:
+                ok = r->type == REDIS_REPLY_ERROR &&
+                     strcmp(r->str, "ERR wrong number of arguments for 'get' command") == 0;
+                break;
+            case 6:
+                ok = r->type == REDIS_REPLY_ERROR &&
+                     strncmp(r->str, "ERR unknown subcommand 'NOSUCHSUB'", 34) == 0;
+                break;
+            default:
+                snprintf(want, sizeof(want), "p%d", i);
+                ok = r->type == REDIS_REPLY_STRING && strcmp(r->str, want) == 0;
+                break;
+            }
+            cr_assert(ok, "round %d reply %d out of order or wrong: %s", i, k, e2e_reply_str(r));
+            freeReplyObject(r);
+        }
+    }
+    redisFree(c);
+}

@@ -1,0 +1,125 @@
+/*
+ * batch.h - the batcher and who runs it. One open batch per event loop
+ * gathers the engine ops of many commands (key set: an op never shares a
+ * batch with another op on its key when either writes) with, per command,
+ * a pending reply (pend) that renders its reply from the results. A
+ * batch_flusher owns running a batch: the engine lock, execute (inline, or
+ * submitted to an engine queue while the loop goes on: engine-pipeline),
+ * out-buffer reruns, statistics, then the replies in the order the
+ * commands came. Command handlers only add ops and pends; they never run a
+ * batch or touch the event loop.
+ */
+#ifndef BATCH_H
+#define BATCH_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "commands.h"
+#include "cudis_op.h"
+#include "engine.h"
+
+typedef struct pend pend;
+
+typedef void (*reply_fn)(conn *c, pend *p, const cudis_batch *b);
+
+struct pend {
+    conn *c;
+    const command *cmd;
+    reply_fn fn;
+    uint32_t op0, nops;
+    int64_t a, b;
+};
+
+#define HIST_BUCKETS 24
+
+typedef struct batch_stats {
+    uint64_t batches, ops, cmds;
+    uint64_t size_hist[HIST_BUCKETS]; /* bucket i: sizes in [2^i, 2^(i+1)) */
+    uint64_t wait_hist[HIST_BUCKETS]; /* microseconds, same bucketing */
+    uint64_t exec_ns;
+    uint64_t wait_us_sum;
+    uint64_t sealed_conflict, sealed_full, sealed_deadline, sealed_drain;
+    uint64_t outbuf_reruns;
+    uint64_t failed;
+} batch_stats;
+
+typedef struct batcher {
+    cudis_op *ops;
+    cudis_result *res;
+    uint32_t nops, cap_ops;
+    uint8_t *in;
+    size_t in_len, in_cap;
+    uint8_t *out;
+    size_t out_cap;
+    pend *pends;
+    uint32_t npend, cap_pend;
+    /* keys of the open batch: open addressing, entries valid when gen matches */
+    uint32_t *kent; /* op index | 0x80000000 when a write */
+    uint32_t *kgen;
+    uint32_t kcap;
+    uint32_t gen;
+    bool exclusive; /* a multi-key command is in the batch */
+    uint64_t seq;   /* pends ever added (monotonic) */
+    /* the last batch_conflicts() lookup, reused by the next batch_add_op() */
+    const char *lk_key;
+    uint32_t lk_len, lk_slot, lk_nops, lk_gen;
+    bool lk_found;
+    char *lit; /* the bytes of literal replies (batch_add_literal) */
+    size_t lit_len, lit_cap;
+    uint64_t open_ns; /* when the first op arrived */
+    int64_t now_ms;
+    batch_stats st;
+} batcher;
+
+typedef struct cmd_stat {
+    uint64_t calls, usec, rejected, failed;
+} cmd_stat;
+
+/* Why a batch was sealed (statistics). */
+enum { SEAL_IDLE = 0, SEAL_CONFLICT, SEAL_FULL, SEAL_DEADLINE, SEAL_DRAIN };
+
+/* Runs one loop's batches; the loop fills `open`. */
+typedef struct batch_flusher {
+    batcher *open;  /* the loop's open batch */
+    batcher flight; /* submitted, not yet answered (engine-pipeline) */
+    cudis_batch fcb;
+    engine_queue *q;            /* NULL: every batch runs inline */
+    pthread_rwlock_t *eng_lock; /* NULL: one loop, nothing to lock */
+    cmd_stat *cmd_stats;        /* the loop's per-command counters */
+    void (*answered)(conn *c);  /* c got replies: write them */
+    bool in_flight, flight_locked;
+    int flight_reason;
+    uint64_t flight_t0, flight_wait_us;
+    int64_t flight_now;
+} batch_flusher;
+
+/* Run the open batch and answer it. The batch in flight, if any, is
+ * answered first (so replies keep their order and it is done before this
+ * one starts). With a queue, a batch that needs no exclusive engine is
+ * submitted and answered later (batch_complete, when the queue's fd says
+ * so, or the next flush); SEAL_DRAIN answers everything before returning. */
+void batch_flush(batch_flusher *f, engine *e, int reason);
+/* Wait for the batch in flight, if any, and answer it. */
+void batch_complete(batch_flusher *f, engine *e);
+
+void batch_init(batcher *b);
+void batch_deinit(batcher *b);
+/* Whether a key conflicts with the open batch (write: the new op writes). */
+bool batch_conflicts(batcher *b, const char *key, uint32_t len, bool write);
+/* Append an op; key/value are copied. Returns its index. */
+uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key, uint32_t klen,
+                      const char *val, uint32_t vlen, int64_t arg, int64_t expire_ms, bool write);
+pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t nops);
+/* A reply already rendered (n bytes, copied) that must wait for c's
+ * earlier pending replies: answered in its place in the batch. */
+void batch_add_literal(batcher *b, conn *c, const char *bytes, size_t n);
+/* Execute the ops in the batch (no replies); handles CUDIS_E_OUTBUF. The
+ * caller holds the engine lock. Returns the engine's return code. */
+int batch_exec(batcher *b, engine *e, int64_t now_ms);
+void batch_reset(batcher *b);
+void batch_record(batch_stats *st, uint32_t nops, uint64_t wait_us, uint64_t exec_ns);
+uint64_t hist_quantile(const uint64_t *h, double q);
+
+#endif /* BATCH_H */

@@ -1,0 +1,146 @@
+/*
+ * dispatch.c - from a parsed request to its command: lookup (subcommands
+ * included), arity and authentication checks, sealing the open batch when
+ * the command's keys conflict with it (the table's key positions), and
+ * keeping replies in order: an error or an immediate reply of a client
+ * whose earlier commands are still in a batch goes behind them as a
+ * pending reply of its own. Commands that must run between batches
+ * (CMD_EXCL) run after the batches are answered, under the engine lock.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudis_time.h"
+#include "server_internal.h"
+
+static void reply_unknown(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    char args[256];
+    size_t n = 0;
+    args[0] = '\0';
+    for (int i = 1; i < argc && n < 128; i++) {
+        int room = 128 - (int)n;
+        int w = snprintf(args + n, sizeof(args) - n, "'%.*s' ",
+                         (int)(lens[i] < (uint32_t)room ? lens[i] : (uint32_t)room), argv[i]);
+        if (w < 0) {
+            break;
+        }
+        n += (size_t)w;
+        if (n >= sizeof(args)) {
+            n = sizeof(args) - 1;
+        }
+    }
+    conn_errorf(c, "ERR unknown command '%.*s', with args beginning with: %s",
+                (int)(lens[0] < 128 ? lens[0] : 128), argv[0], args);
+}
+
+/* What was written to c->out from `before` on: while earlier commands of
+ * c are still in a batch, it goes behind their replies as a pending reply
+ * of its own. */
+static void keep_order(conn *c, size_t before)
+{
+    if (c->pending > 0 && c->out.len > before) {
+        batch_add_literal(&c->lp->b, c, c->out.p + before, c->out.len - before);
+        c->out.len = before;
+    }
+}
+
+/* Whether a batch command's keys (the table's key positions) conflict with
+ * the open batch: then it must start a new one. */
+static bool keys_conflict(batcher *b, const command *cmd, int argc, char **argv, uint32_t *lens)
+{
+    if (b->nops == 0 || cmd->first_key <= 0 || cmd->step <= 0) {
+        return false;
+    }
+    bool write = (cmd->flags & CMD_WRITE) != 0;
+    int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+    for (int i = cmd->first_key; i <= last && i < argc; i += cmd->step) {
+        if (batch_conflicts(b, argv[i], lens[i], write)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    loop *lp = c->lp;
+    const command *cmd = cmd_lookup(argv[0], lens[0]);
+    size_t before = c->out.len;
+    c->cur_cmd = NULL;
+    if (cmd == NULL) {
+        if (util_eq(argv[0], lens[0], "post") || util_eq(argv[0], lens[0], "host:")) {
+            log_msg(LL_WARNING, "Possible SECURITY ATTACK detected. It looks like somebody is "
+                                "sending POST or Host: commands to Redis. Connection aborted.");
+            conn_close(c, NULL);
+            return;
+        }
+        reply_unknown(c, argc, argv, lens);
+        keep_order(c, before);
+        return;
+    }
+    if ((cmd->flags & CMD_CONTAINER) && (argc >= 2 || cmd->fn == NULL)) {
+        const command *sub = argc >= 2 ? cmd_lookup_sub(cmd, argv[1], lens[1]) : NULL;
+        if (sub == NULL) {
+            if (argc < 2) {
+                conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(cmd));
+            } else {
+                char up[32];
+                size_t i = 0;
+                for (; cmd->name[i] && i < sizeof(up) - 1; i++) {
+                    up[i] = (char)(cmd->name[i] & ~0x20);
+                }
+                up[i] = '\0';
+                conn_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
+                            (int)(lens[1] < 128 ? lens[1] : 128), argv[1], up);
+            }
+            keep_order(c, before);
+            return;
+        }
+        cmd = sub;
+    }
+    if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+        lp->st.cmds[cmd_idx(cmd)].rejected++;
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(cmd));
+        keep_order(c, before);
+        return;
+    }
+    if (!c->authed && !(cmd->flags & CMD_NOAUTH)) {
+        lp->st.cmds[cmd_idx(cmd)].rejected++;
+        conn_error(c, "NOAUTH Authentication required.");
+        keep_order(c, before);
+        return;
+    }
+    c->last_cmd = cmd;
+    c->cur_cmd = cmd;
+    if (cmd->flags & CMD_BATCH) {
+        if (keys_conflict(&lp->b, cmd, argc, argv, lens)) {
+            batch_flush(&lp->bf, srv.eng, SEAL_CONFLICT);
+        }
+        uint64_t pend_before = lp->b.seq;
+        cmd->fn(c, argc, argv, lens);
+        if (lp->b.seq == pend_before) {
+            /* it replied at once (an argument error) */
+            lp->st.cmds[cmd_idx(cmd)].calls++;
+            keep_order(c, before);
+        }
+        c->cur_cmd = NULL;
+        return;
+    }
+    if (c->pending || (cmd->flags & CMD_EXCL)) {
+        batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
+    }
+    uint64_t t0 = cudis_mono_ns();
+    bool lock = (cmd->flags & CMD_EXCL) && srv.nloops > 1;
+    if (lock) {
+        pthread_rwlock_wrlock(&srv.eng_lock);
+    }
+    cmd->fn(c, argc, argv, lens);
+    if (lock) {
+        pthread_rwlock_unlock(&srv.eng_lock);
+    }
+    cmd_stat *cs = &lp->st.cmds[cmd_idx(cmd)];
+    cs->calls++;
+    cs->usec += (cudis_mono_ns() - t0) / 1000;
+    c->cur_cmd = NULL;
+}
