@@ -521,6 +521,15 @@ int bl_sweep(void *store, int64_t now_ms, uint32_t max_work)
     return n;
 }
 
+uint64_t bl_sweep_units(void *store)
+{
+    bl_cache *c = store;
+    pthread_mutex_lock(&c->lock);
+    uint64_t nb = c->mask + 1;
+    pthread_mutex_unlock(&c->lock);
+    return nb;
+}
+
 /* ------------------------------------------------------------------------
  * Statistics
  * ---------------------------------------------------------------------- */

@@ -86,6 +86,7 @@ int bl_scan(void *store, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_
 int bl_random_key(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
 int bl_flush(void *store);
 int bl_sweep(void *store, int64_t now_ms, uint32_t max_work);
+uint64_t bl_sweep_units(void *store); /* hash buckets: one pass of bl_sweep */
 void bl_stats(void *store, cudis_stats *out);
 void bl_reset_stats(void *store);
 size_t bl_info(void *store, char *buf, size_t cap);

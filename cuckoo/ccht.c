@@ -483,6 +483,11 @@ int ccht_flush(ccht *t)
     return CUDIS_OK;
 }
 
+uint64_t ccht_sweep_units(const ccht *t)
+{
+    return t->T.v.n_buckets;
+}
+
 int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work)
 {
     const ccht_table *T = &t->T;

@@ -106,6 +106,8 @@ int ccht_flush(ccht *t);
 /* Reclaim expired items over about max_work buckets from an internal
  * cursor. Returns how many were reclaimed (counted in evict_expired). */
 int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work);
+/* The buckets one pass of ccht_sweep covers (its units of work). */
+uint64_t ccht_sweep_units(const ccht *t);
 
 /* Statistics (cudis_stats.h); bytes_used never exceeds bytes_budget. */
 void ccht_stats(ccht *t, cudis_stats *out);

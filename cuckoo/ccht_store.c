@@ -53,6 +53,11 @@ static int store_sweep(void *s, int64_t now_ms, uint32_t max_work)
     return ccht_sweep(s, now_ms, max_work);
 }
 
+static uint64_t store_sweep_units(void *s)
+{
+    return ccht_sweep_units(s);
+}
+
 static void store_stats(void *s, cudis_stats *out)
 {
     ccht_stats(s, out);
@@ -79,6 +84,7 @@ const engine_store_ops ccht_store_ops = {
     .random_key = store_random_key,
     .flush = store_flush,
     .sweep = store_sweep,
+    .sweep_units = store_sweep_units,
     .stats = store_stats,
     .reset_stats = store_reset_stats,
     .info = store_info,

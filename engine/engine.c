@@ -410,6 +410,54 @@ int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work)
     return b->ops->sweep(b->store, now_ms, max_work);
 }
 
+#define EXPIRE_MIN_SLICE 4096u
+#define EXPIRE_MAX_SLICE 262144u
+
+int engine_expire_tick(engine *e, int64_t now_ms, int hz)
+{
+    engine_backend *b = live_of(e);
+    if (b->ops->sweep == NULL) {
+        return 0;
+    }
+    uint64_t units;
+    if (b->ops->sweep_units != NULL) {
+        units = b->ops->sweep_units(b->store);
+    } else {
+        cudis_stats st;
+        engine_stats(e, &st);
+        units = st.capacity;
+    }
+    /* a pass per second while expired items turn up, within a few ms a tick */
+    uint64_t per_sec = units / (uint64_t)(hz > 0 ? hz : 1);
+    uint64_t cap = per_sec < EXPIRE_MIN_SLICE   ? EXPIRE_MIN_SLICE
+                   : per_sec > EXPIRE_MAX_SLICE ? EXPIRE_MAX_SLICE
+                                                : per_sec;
+    if (e->exp_work < EXPIRE_MIN_SLICE) {
+        e->exp_work = EXPIRE_MIN_SLICE;
+    }
+    if (e->exp_work > cap) {
+        e->exp_work = cap;
+    }
+    uint64_t work = e->exp_work;
+    int n = b->ops->sweep(b->store, now_ms, (uint32_t)work);
+    if (n < 0) {
+        n = 0;
+    }
+    e->exp_pass_done += work;
+    e->exp_pass_found += (uint64_t)n;
+    if (n > 0) {
+        e->exp_work = cap;
+    } else if (e->exp_pass_found == 0 && e->exp_last_found == 0) {
+        e->exp_work /= 2;
+    }
+    if (e->exp_pass_done >= units) {
+        e->exp_last_found = e->exp_pass_found;
+        e->exp_pass_done = 0;
+        e->exp_pass_found = 0;
+    }
+    return n;
+}
+
 void engine_stats(engine *e, cudis_stats *out)
 {
     engine_backend *b = live_of(e);

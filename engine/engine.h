@@ -100,6 +100,14 @@ int engine_scan(engine *e, uint64_t cursor, uint32_t count, int64_t now_ms, cudi
 int engine_random_key(engine *e, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
 int engine_flush(engine *e);
 int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work);
+/* Active expiry for a caller that runs it `hz` times a second (as Redis's
+ * active expire cycle): each tick sweeps a slice of the store, a small one
+ * while nothing expires, slices of a whole pass per second once expired
+ * items turn up, shrinking again only after a whole pass found nothing (so
+ * a few expired keys scattered over a big store are all found within that
+ * pass). Returns the number reclaimed. One caller at a time, and not
+ * concurrent with batches (the pacing state lives in the engine). */
+int engine_expire_tick(engine *e, int64_t now_ms, int hz);
 void engine_stats(engine *e, cudis_stats *out);
 void engine_reset_stats(engine *e);
 size_t engine_info(engine *e, char *buf, size_t cap);

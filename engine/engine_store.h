@@ -72,6 +72,9 @@ typedef struct engine_store_ops {
     /* Reclaim expired items, doing at most about max_work units of work.
      * Returns the number reclaimed. May be NULL. */
     int (*sweep)(void *store, int64_t now_ms, uint32_t max_work);
+    /* The units of sweep work one pass over the whole store takes. NULL:
+     * the store's capacity. */
+    uint64_t (*sweep_units)(void *store);
 
     void (*stats)(void *store, cudis_stats *out);
     void (*reset_stats)(void *store); /* zero hits/misses/evictions */

@@ -1287,6 +1287,11 @@ int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t 
     KS_CALL(g, random_key_locked(g, now_ms, buf, cap, len));
 }
 
+uint64_t gpu_engine_sweep_units(gpu_engine *g)
+{
+    return g->t.v.n_buckets;
+}
+
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work)
 {
     KS_CALL(g, sweep_locked(g, now_ms, max_work));

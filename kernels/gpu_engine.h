@@ -175,6 +175,7 @@ int gpu_engine_scan(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_
 int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
 int gpu_engine_flush(gpu_engine *g);
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work);
+uint64_t gpu_engine_sweep_units(gpu_engine *g); /* buckets in one pass */
 void gpu_engine_stats(gpu_engine *g, cudis_stats *out);
 void gpu_engine_reset_stats(gpu_engine *g);
 

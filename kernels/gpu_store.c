@@ -42,6 +42,11 @@ static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work)
     return gpu_engine_sweep((gpu_engine *)s, now_ms, max_work);
 }
 
+static uint64_t gs_sweep_units(void *s)
+{
+    return gpu_engine_sweep_units((gpu_engine *)s);
+}
+
 static void gs_stats(void *s, cudis_stats *out)
 {
     gpu_engine_stats((gpu_engine *)s, out);
@@ -83,6 +88,7 @@ const engine_store_ops gpu_store_ops = {
     .random_key = gs_random_key,
     .flush = gs_flush,
     .sweep = gs_sweep,
+    .sweep_units = gs_sweep_units,
     .stats = gs_stats,
     .reset_stats = gs_reset_stats,
     .info = gs_info,

@@ -664,6 +664,51 @@ ENGINE_TEST(sweep_reclaims_expired)
     engine_destroy(e);
 }
 
+/* The server's active expiry: ticks at hz 10 reclaim every expired key of
+ * a store (scattered over all of it) within two seconds of ticks, also
+ * after a quiet spell shrank the slices, and keys that expire later too;
+ * live keys stay. */
+ENGINE_TEST(expire_tick_paces_to_all)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    tbatch t;
+    tb_init(&t, 0);
+    char k[32];
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(k, sizeof(k), "key:%d", i);
+        int64_t exp = i % 4 == 0 ? 0 : i % 4 == 1 ? T_NOW + 10 : T_NOW + 5000;
+        tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, "value", 5, 0, exp);
+    }
+    tb_run(e, &t, T_NOW);
+    cudis_stats s0 = stats_of(e);
+    cr_assert_eq(s0.items, 20000);
+    cr_assert_eq(s0.evict_bucket + s0.evict_memory, 0);
+    int got = 0, ticks = 0;
+    for (int i = 0; i < 20; i++) { /* the slice shrinks while nothing expires */
+        cr_assert_eq(engine_expire_tick(e, T_NOW + 5, 10), 0, "nothing expired yet");
+    }
+    /* once found, a whole pass a second: every one within two passes */
+    for (ticks = 0; ticks < 22 && got < 5000; ticks++) {
+        int n = engine_expire_tick(e, T_NOW + 100, 10);
+        cr_assert_geq(n, 0);
+        got += n;
+    }
+    cr_assert_eq(got, 5000, "after %d ticks", ticks);
+    for (ticks = 0; ticks < 22 && got < 15000; ticks++) {
+        got += engine_expire_tick(e, T_NOW + 6000, 10);
+    }
+    cr_assert_eq(got, 15000, "after %d more ticks", ticks);
+    for (int i = 0; i < 50; i++) {
+        cr_assert_eq(engine_expire_tick(e, T_NOW + 6000, 10), 0);
+    }
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.items, 5000);
+    cr_assert_eq(s.evict_expired, 15000);
+    tb_free(&t);
+    engine_destroy(e);
+}
+
 /* ------------------------------------------------------------------------
  * The out buffer
  * ---------------------------------------------------------------------- */

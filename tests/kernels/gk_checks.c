@@ -256,6 +256,11 @@ static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work)
     return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work);
 }
 
+static uint64_t sim_sweep_units(void *c)
+{
+    return ccht_sweep_units(((sim_ctx *)c)->t);
+}
+
 static void sim_stats(void *c, cudis_stats *st)
 {
     ccht_stats(((sim_ctx *)c)->t, st);
@@ -282,6 +287,7 @@ const engine_store_ops gk_hostsim_store_ops = {
     .random_key = sim_random_key,
     .flush = sim_flush,
     .sweep = sim_sweep,
+    .sweep_units = sim_sweep_units,
     .stats = sim_stats,
     .reset_stats = sim_reset_stats,
     .failure = sim_failure,
