@@ -21,6 +21,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/socket.h>
 
 #include "batch.h"
 #include "commands.h"
@@ -80,7 +81,6 @@ struct conn {
 
 typedef struct loop_stats {
     uint64_t commands, net_in, net_out, conns, errors;
-    uint64_t rejected_conns_unused;
     cmd_stat *cmds;             /* cmd_count() entries */
     char err_names[ERRSTAT_MAX][32];
     uint64_t err_counts[ERRSTAT_MAX];
@@ -91,9 +91,8 @@ struct loop {
     int idx;
     pthread_t tid;
     struct event_base *base;
-    struct event *flush_ev, *cron_ev, *notify_ev;
+    struct event *cron_ev, *notify_ev;
     int notify_fd[2];
-    bool flush_scheduled;
     bool final;                 /* shutting down: loop_drain frees nothing */
     batcher b;                  /* the open batch */
     batch_flusher bf;           /* runs it (and the one in flight) */
@@ -136,24 +135,53 @@ typedef struct server {
 
 extern server srv;
 
-/* net.c */
+/* server.c */
 int server_start(void);          /* listeners + loops; blocks until shutdown; returns exit code */
-void conn_add_reply_done(conn *c);
-void conn_close(conn *c, const char *why);
+void server_request_shutdown(void);
+int64_t server_now_ms(void);
+/* Whether batches run asynchronously (engine-pipeline, "auto" resolved). */
+bool server_pipelined(void);
+
+/* listen.c: the listeners on loop 0's base (0, or -1 logged) */
+int listeners_open(void);
+void listeners_close(void);
+
+/* loop.c */
+void loop_setup(loop *lp, int idx);
+void loop_run(loop *lp);      /* until the loop is told to exit */
+void *loop_thread(void *arg); /* loop_run then loop_final, for pthread_create */
+void loop_final(loop *lp);    /* answer what clients sent, close them all */
+void loop_teardown(loop *lp); /* free what loop_setup made */
 /* Run the loop's open batch (batch_flush with the loop's flusher). */
 void loop_flush(loop *lp, int reason);
 /* Wait for the loop's batch in flight, if any, and answer it. */
 void loop_complete(loop *lp);
-/* Whether batches run asynchronously (engine-pipeline, "auto" resolved). */
-bool server_pipelined(void);
-void loop_schedule_flush(loop *lp);
+/* Write (or free, once closed and answered) every connection that asked. */
+void loop_drain(loop *lp);
+/* Wake the loop's thread: fds handed over, CLIENT KILL flags, shutdown. */
+void loop_wake(loop *lp);
+/* An accepted fd to a loop (round robin); called on loop 0's thread. */
+void loop_hand_fd(int fd, bool is_unix);
+
+/* conn.c */
+void conn_create(loop *lp, int fd, bool is_unix);
+void conn_close(conn *c, const char *why); /* the socket now; the conn in loop_drain */
+void conn_free(conn *c);
+/* Read once and run what arrived; false when nothing came or it closed. */
+bool conn_read_once(conn *c);
+void conn_write(conn *c);
+/* c has something to write (or to free): on the loop's write list. */
+void conn_want_write(conn *c);
+/* False (and c closed) when c is over an output-buffer limit. */
+bool conn_check_obuf(conn *c);
+void conn_cron(conn *c, int64_t now);
+bool conn_addr_is_local(const struct sockaddr_storage *ss);
 void conn_error(conn *c, const char *msg);  /* error reply with stats */
 void conn_errorf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* clients.c */
 void server_client_list(sbuf *out, conn *only, long type_filter);
-int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id,
-                       bool skipme);
-void server_request_shutdown(void);
-int64_t server_now_ms(void);
+int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme);
 
 /* cmd_*.c: Redis-style helpers */
 bool arg_ll(conn *c, const char *s, uint32_t len, long long *out); /* replies error */

@@ -1,0 +1,90 @@
+/*
+ * clients.c - the clients of every loop, for CLIENT LIST and CLIENT KILL.
+ * Another loop's client list is read under that loop's lock; a client of
+ * another loop is killed by flagging it and waking its loop.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudis_time.h"
+#include "server_internal.h"
+
+static void client_line(sbuf *out, conn *c, int64_t now)
+{
+    char flags[8] = "N";
+    if (c->flags & CONN_CLOSE_AFTER_REPLY) {
+        strcpy(flags, "c");
+    }
+    const char *events = (c->flags & CONN_WRITE_WAIT) ? "rw" : "r";
+    sbuf_printf(out,
+                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=0 "
+                "psub=0 ssub=0 multi=-1 qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
+                "rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 "
+                "resp=%d lib-name=%s lib-ver=%s\n",
+                (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+                (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000),
+                flags, c->qlen - c->qpos, c->qcap - c->qlen, c->qcap, c->qlen,
+                c->out.len - c->out_sent, c->qcap + c->out.cap + sizeof(*c), events,
+                c->last_cmd ? cmd_fullname(c->last_cmd) : "NULL", c->proto,
+                c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+}
+
+void server_client_list(sbuf *out, conn *only, long id_filter)
+{
+    int64_t now = cudis_now_ms();
+    if (only) {
+        client_line(out, only, now);
+        return;
+    }
+    for (int i = 0; i < srv.nloops; i++) {
+        loop *lp = &srv.loops[i];
+        pthread_mutex_lock(&lp->lock);
+        for (conn *c = lp->clients; c; c = c->next) {
+            if ((c->flags & CONN_CLOSING) || (atomic_load(&c->flags) & CONN_KILL)) {
+                continue;
+            }
+            if (id_filter >= 0 && (long)c->id != id_filter) {
+                continue;
+            }
+            client_line(out, c, now);
+        }
+        pthread_mutex_unlock(&lp->lock);
+    }
+}
+
+int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme)
+{
+    int killed = 0;
+    for (int i = 0; i < srv.nloops; i++) {
+        loop *lp = &srv.loops[i];
+        pthread_mutex_lock(&lp->lock);
+        for (conn *c = lp->clients; c; c = c->next) {
+            if ((c->flags & CONN_CLOSING) || (atomic_load(&c->flags) & CONN_KILL)) {
+                continue;
+            }
+            if (addr && strcmp(c->addr, addr)) {
+                continue;
+            }
+            if (laddr && strcmp(c->laddr, laddr)) {
+                continue;
+            }
+            if (id && c->id != id) {
+                continue;
+            }
+            if (c == self && skipme) {
+                continue;
+            }
+            if (c == self) {
+                c->flags |= CONN_CLOSE_AFTER_REPLY;
+            } else if (c->lp == self->lp) {
+                conn_close(c, "killed by CLIENT KILL");
+            } else {
+                atomic_fetch_or(&c->flags, CONN_KILL);
+                loop_wake(lp);
+            }
+            killed++;
+        }
+        pthread_mutex_unlock(&lp->lock);
+    }
+    return killed;
+}

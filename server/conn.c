@@ -1,0 +1,449 @@
+/*
+ * conn.c - connections: a socket accepted into a loop (options, addresses),
+ * reading and parsing its requests into commands, writing its replies,
+ * its limits (query buffer, output buffer soft and hard, idle timeout,
+ * CLIENT KILL from another loop), error replies with their statistics, and
+ * closing it. A connection belongs to one loop and only that loop's thread
+ * touches it; a closed one is freed by loop_drain once no reply is pending.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "cudis_time.h"
+#include "server_internal.h"
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg);
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg);
+
+/* ------------------------------------------------------------------------
+ * Lifecycle
+ * ---------------------------------------------------------------------- */
+
+void conn_want_write(conn *c)
+{
+    if (c->flags & CONN_IN_WLIST) {
+        return;
+    }
+    c->flags |= CONN_IN_WLIST;
+    c->wnext = c->lp->wlist;
+    c->lp->wlist = c;
+}
+
+void conn_free(conn *c)
+{
+    loop *lp = c->lp;
+    pthread_mutex_lock(&lp->lock);
+    if (c->prev) {
+        c->prev->next = c->next;
+    } else {
+        lp->clients = c->next;
+    }
+    if (c->next) {
+        c->next->prev = c->prev;
+    }
+    lp->nclients--;
+    pthread_mutex_unlock(&lp->lock);
+    resp_parser_deinit(&c->rp);
+    free(c->qbuf);
+    sbuf_free(&c->out);
+    free(c->name);
+    free(c->lib_name);
+    free(c->lib_ver);
+    free(c);
+}
+
+void conn_close(conn *c, const char *why)
+{
+    if (c->flags & CONN_CLOSING) {
+        return;
+    }
+    if (why) {
+        log_msg(LL_VERBOSE, "Client id=%llu addr=%s closed: %s", (unsigned long long)c->id, c->addr,
+                why);
+    }
+    c->flags |= CONN_CLOSING;
+    event_free(c->rev);
+    event_free(c->wev);
+    c->rev = c->wev = NULL;
+    close(c->fd);
+    c->fd = -1;
+    atomic_fetch_sub(&srv.connected, 1);
+    conn_want_write(c);
+}
+
+static void format_addr(char *buf, size_t cap, const struct sockaddr_storage *ss)
+{
+    char ip[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
+        inet_ntop(AF_INET, &s->sin_addr, ip, sizeof(ip));
+        port = ntohs(s->sin_port);
+        snprintf(buf, cap, "%s:%d", ip, port);
+    } else if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
+        inet_ntop(AF_INET6, &s->sin6_addr, ip, sizeof(ip));
+        port = ntohs(s->sin6_port);
+        snprintf(buf, cap, "[%s]:%d", ip, port);
+    } else {
+        snprintf(buf, cap, "%s:0", srv.cfg.unixsocket ? srv.cfg.unixsocket : "");
+    }
+}
+
+bool conn_addr_is_local(const struct sockaddr_storage *ss)
+{
+    if (ss->ss_family == AF_INET) {
+        const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
+        return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
+    }
+    if (ss->ss_family == AF_INET6) {
+        const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
+        if (IN6_IS_ADDR_LOOPBACK(&s->sin6_addr)) {
+            return true;
+        }
+        if (IN6_IS_ADDR_V4MAPPED(&s->sin6_addr)) {
+            return s->sin6_addr.s6_addr[12] == 127;
+        }
+        return false;
+    }
+    return true; /* unix socket */
+}
+
+void conn_create(loop *lp, int fd, bool is_unix)
+{
+    conn *c = calloc(1, sizeof(*c));
+    if (c == NULL) {
+        close(fd);
+        atomic_fetch_sub(&srv.connected, 1);
+        return;
+    }
+    evutil_make_socket_nonblocking(fd);
+    if (!is_unix) {
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        if (srv.cfg.tcp_keepalive > 0) {
+            int ka = (int)srv.cfg.tcp_keepalive;
+            setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &one, sizeof(one));
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &ka, sizeof(ka));
+            int intvl = ka / 3 > 0 ? ka / 3 : 1, cnt = 3;
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof(intvl));
+            setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof(cnt));
+        }
+    }
+    c->id = atomic_fetch_add(&srv.next_id, 1);
+    c->fd = fd;
+    c->lp = lp;
+    c->proto = 2;
+    c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';
+    resp_parser_init(&c->rp);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    memset(&ss, 0, sizeof(ss));
+    if (is_unix) {
+        ss.ss_family = AF_UNIX;
+        c->flags |= CONN_UNIX | CONN_LOCAL;
+    } else {
+        getpeername(fd, (struct sockaddr *)&ss, &sl);
+        if (conn_addr_is_local(&ss)) {
+            c->flags |= CONN_LOCAL;
+        }
+    }
+    format_addr(c->addr, sizeof(c->addr), &ss);
+    sl = sizeof(ss);
+    memset(&ss, 0, sizeof(ss));
+    if (is_unix) {
+        ss.ss_family = AF_UNIX;
+    } else {
+        getsockname(fd, (struct sockaddr *)&ss, &sl);
+    }
+    format_addr(c->laddr, sizeof(c->laddr), &ss);
+    c->ctime_ms = c->last_ms = cudis_now_ms();
+    c->rev = event_new(lp->base, fd, EV_READ | EV_PERSIST, conn_read_cb, c);
+    c->wev = event_new(lp->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
+    event_priority_set(c->rev, 0);
+    event_priority_set(c->wev, 0);
+    pthread_mutex_lock(&lp->lock);
+    c->next = lp->clients;
+    if (lp->clients) {
+        lp->clients->prev = c;
+    }
+    lp->clients = c;
+    lp->nclients++;
+    pthread_mutex_unlock(&lp->lock);
+    lp->st.conns++;
+    event_add(c->rev, NULL);
+    log_msg(LL_DEBUG, "Accepted %s", c->addr);
+}
+
+/* The checks of the loop's cron: CLIENT KILL from another loop, the idle
+ * timeout, a soft output-buffer limit held too long. */
+void conn_cron(conn *c, int64_t now)
+{
+    if (c->flags & CONN_CLOSING) {
+        return;
+    }
+    if (atomic_load(&c->flags) & CONN_KILL) {
+        conn_close(c, "killed by CLIENT KILL");
+        return;
+    }
+    if (srv.cfg.timeout > 0 && c->pending == 0 && c->out.len == c->out_sent &&
+        now - c->last_ms > srv.cfg.timeout * 1000) {
+        log_msg(LL_VERBOSE, "Closing idle client id=%llu addr=%s", (unsigned long long)c->id,
+                c->addr);
+        conn_close(c, NULL);
+        return;
+    }
+    if (c->out.len > c->out_sent) {
+        conn_check_obuf(c);
+    }
+}
+
+/* ------------------------------------------------------------------------
+ * Output
+ * ---------------------------------------------------------------------- */
+
+bool conn_check_obuf(conn *c)
+{
+    size_t pending = c->out.len - c->out_sent;
+    long long hard = srv.cfg.obuf_hard, soft = srv.cfg.obuf_soft;
+    bool over = false;
+    if (hard > 0 && (long long)pending > hard) {
+        over = true;
+    } else if (soft > 0 && (long long)pending > soft) {
+        int64_t now = cudis_now_ms();
+        if (c->soft_since_ms == 0) {
+            c->soft_since_ms = now;
+        } else if (now - c->soft_since_ms > srv.cfg.obuf_soft_secs * 1000) {
+            over = true;
+        }
+    } else {
+        c->soft_since_ms = 0;
+    }
+    if (over) {
+        /* Drop what the kernel still holds: a reader this slow gets a reset. */
+        struct linger lg = {1, 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        log_msg(LL_WARNING,
+                "Client id=%llu addr=%s closed for overcoming of output buffer limits (%zu bytes "
+                "pending).",
+                (unsigned long long)c->id, c->addr, pending);
+        conn_close(c, NULL);
+        return false;
+    }
+    return true;
+}
+
+void conn_write(conn *c)
+{
+    if (c->flags & CONN_CLOSING) {
+        return;
+    }
+    while (c->out_sent < c->out.len) {
+        ssize_t n = write(c->fd, c->out.p + c->out_sent, c->out.len - c->out_sent);
+        if (n > 0) {
+            c->out_sent += (size_t)n;
+            c->lp->st.net_out += (uint64_t)n;
+        } else if (n < 0 && errno == EINTR) {
+            continue;
+        } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            if (!conn_check_obuf(c)) {
+                return;
+            }
+            if (!(c->flags & CONN_WRITE_WAIT)) {
+                c->flags |= CONN_WRITE_WAIT;
+                event_add(c->wev, NULL);
+            }
+            return;
+        } else {
+            conn_close(c, "write error");
+            return;
+        }
+    }
+    c->out.len = c->out_sent = 0;
+    c->soft_since_ms = 0;
+    if (c->out.cap > 1024 * 1024) {
+        sbuf_free(&c->out);
+    }
+    if (c->flags & CONN_WRITE_WAIT) {
+        c->flags &= ~CONN_WRITE_WAIT;
+        event_del(c->wev);
+    }
+    if (c->flags & CONN_CLOSE_AFTER_REPLY) {
+        conn_close(c, NULL);
+    }
+}
+
+static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    conn *c = arg;
+    loop *lp = c->lp;
+    conn_write(c);
+    loop_drain(lp);
+}
+
+/* ------------------------------------------------------------------------
+ * Errors with statistics
+ * ---------------------------------------------------------------------- */
+
+static void count_error(loop *lp, const char *msg)
+{
+    char code[32];
+    size_t n = 0;
+    while (msg[n] && msg[n] != ' ' && n < sizeof(code) - 1) {
+        code[n] = msg[n];
+        n++;
+    }
+    code[n] = '\0';
+    lp->st.errors++;
+    for (int i = 0; i < lp->st.nerr; i++) {
+        if (!strcmp(lp->st.err_names[i], code)) {
+            lp->st.err_counts[i]++;
+            return;
+        }
+    }
+    if (lp->st.nerr < ERRSTAT_MAX) {
+        memcpy(lp->st.err_names[lp->st.nerr], code, n + 1);
+        lp->st.err_counts[lp->st.nerr++] = 1;
+    }
+}
+
+void conn_error(conn *c, const char *msg)
+{
+    resp_error(&c->out, msg);
+    count_error(c->lp, msg);
+    if (c->cur_cmd) {
+        c->lp->st.cmds[cmd_idx(c->cur_cmd)].failed++;
+    }
+}
+
+void conn_errorf(conn *c, const char *fmt, ...)
+{
+    char tmp[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(tmp, sizeof(tmp), fmt, ap);
+    va_end(ap);
+    conn_error(c, tmp);
+}
+
+/* ------------------------------------------------------------------------
+ * Input
+ * ---------------------------------------------------------------------- */
+
+static void process_input(conn *c)
+{
+    loop *lp = c->lp;
+    while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSING))) {
+        c->rp.max_bulk = srv.cfg.proto_max_bulk_len;
+        c->rp.unauth = !c->authed && srv.cfg.requirepass && srv.cfg.requirepass[0];
+        int r = resp_parse(&c->rp, c->qbuf, c->qlen, &c->qpos);
+        if (r == RESP_MORE) {
+            break;
+        }
+        if (r == RESP_ERR) {
+            if (c->pending) {
+                loop_flush(lp, SEAL_DRAIN);
+            }
+            char msg[128];
+            snprintf(msg, sizeof(msg), "ERR %s", c->rp.err);
+            conn_error(c, msg);
+            log_msg(LL_VERBOSE, "Protocol error (%s) from client: id=%llu addr=%s", c->rp.err,
+                    (unsigned long long)c->id, c->addr);
+            c->flags |= CONN_CLOSE_AFTER_REPLY;
+            break;
+        }
+        /* read by loop 0's cron for instantaneous_ops_per_sec */
+        __atomic_store_n(&lp->st.commands, lp->st.commands + 1, __ATOMIC_RELAXED);
+        cmd_dispatch(c, c->rp.argc, c->rp.argv, c->rp.arg_len);
+        batcher *b = &lp->b;
+        if (b->nops >= (uint32_t)srv.cfg.batch_max_ops) {
+            loop_flush(lp, SEAL_FULL);
+        } else if (b->npend > 0 && (b->npend & 15) == 0 &&
+                   cudis_mono_ns() - b->open_ns > (uint64_t)srv.cfg.batch_max_wait_us * 1000) {
+            /* the clock is read every 16 commands: a deadline, not a timer */
+            loop_flush(lp, SEAL_DEADLINE);
+        }
+    }
+}
+
+/* Read once and run what arrived. Returns false when the connection closed.
+ * Never frees a connection (loop_drain does). */
+bool conn_read_once(conn *c)
+{
+    loop *lp = c->lp;
+    size_t want = 16 * 1024;
+    bool busy = resp_parser_busy(&c->rp);
+    if (busy && c->rp.big_need > want) {
+        want = c->rp.big_need;
+    }
+    size_t keep = busy ? c->rp.cmd_start : c->qpos;
+    if (keep > 0 && (keep == c->qlen || c->qcap - c->qlen < want)) {
+        memmove(c->qbuf, c->qbuf + keep, c->qlen - keep);
+        c->qlen -= keep;
+        c->qpos -= keep;
+        resp_parser_shift(&c->rp, keep);
+    }
+    if (c->qcap - c->qlen < want) {
+        size_t ncap = c->qcap ? c->qcap : 16 * 1024;
+        while (ncap - c->qlen < want) {
+            ncap *= 2;
+        }
+        char *q = realloc(c->qbuf, ncap);
+        if (q == NULL) {
+            conn_close(c, "out of memory");
+            return false;
+        }
+        c->qbuf = q;
+        c->qcap = ncap;
+    }
+    ssize_t n = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);
+    if (n == 0) {
+        conn_close(c, "client closed connection");
+        return false;
+    }
+    if (n < 0) {
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+            conn_close(c, "read error");
+        }
+        return false;
+    }
+    c->qlen += (size_t)n;
+    lp->st.net_in += (uint64_t)n;
+    c->last_ms = cudis_now_ms();
+    size_t unparsed = c->qlen - (resp_parser_busy(&c->rp) ? c->rp.cmd_start : c->qpos);
+    if ((long long)unparsed > srv.cfg.client_query_buffer_limit) {
+        log_msg(LL_WARNING,
+                "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf "
+                "initial bytes: %zu)",
+                (unsigned long long)c->id, c->addr, unparsed);
+        conn_close(c, NULL);
+        return false;
+    }
+    process_input(c);
+    if (!(c->flags & CONN_CLOSING) && c->out.len > c->out_sent && c->pending == 0) {
+        conn_want_write(c);
+    } else if ((c->flags & CONN_CLOSE_AFTER_REPLY) && c->pending == 0) {
+        conn_want_write(c);
+    }
+    return n > 0;
+}
+
+static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    conn *c = arg;
+    loop *lp = c->lp;
+    conn_read_once(c);
+    loop_drain(lp);
+}

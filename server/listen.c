@@ -1,0 +1,200 @@
+/*
+ * listen.c - the listeners (TCP on every bind address, a unix socket) on
+ * loop 0's event base, and the checks at accept: maxclients and protected
+ * mode. An accepted fd goes to a loop (loop_hand_fd).
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "server_internal.h"
+
+static const char *DENIED_MSG =
+    "-DENIED Redis is running in protected mode because protected mode is enabled and no "
+    "password is set for the default user. In this mode connections are only accepted from the "
+    "loopback interface. If you want to connect from external computers to Redis you may adopt "
+    "one of the following solutions: 1) Just disable protected mode sending the command 'CONFIG "
+    "SET protected-mode no' from the loopback interface by connecting to Redis from the same host "
+    "the server is running, however MAKE SURE Redis is not publicly accessible from internet if "
+    "you do so. Use CONFIG REWRITE to make this change permanent. 2) Alternatively you can just "
+    "disable the protected mode by editing the Redis configuration file, and setting the "
+    "protected mode option to 'no', and then restarting the server. 3) If you started the server "
+    "manually just for testing, restart it with the '--protected-mode no' option. 4) Setup a an "
+    "authentication password for the default user. NOTE: You only need to do one of the above "
+    "things in order for the server to start accepting connections from the outside.\r\n";
+
+static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa, int sl,
+                      void *arg)
+{
+    (void)l;
+    (void)sl;
+    bool is_unix = arg != NULL;
+    struct sockaddr_storage ss;
+    memset(&ss, 0, sizeof(ss));
+    if (!is_unix) {
+        memcpy(&ss, sa, (size_t)sl < sizeof(ss) ? (size_t)sl : sizeof(ss));
+    }
+    atomic_fetch_add(&srv.total_conns, 1);
+    if (atomic_load(&srv.connected) >= srv.cfg.maxclients) {
+        static const char msg[] = "-ERR max number of clients reached\r\n";
+        ssize_t w = write(fd, msg, sizeof(msg) - 1);
+        (void)w;
+        close(fd);
+        atomic_fetch_add(&srv.rejected_conns, 1);
+        log_msg(LL_VERBOSE, "Rejected connection: max number of clients reached");
+        return;
+    }
+    if (!is_unix && srv.cfg.protected_mode &&
+        (srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0') &&
+        !conn_addr_is_local(&ss)) {
+        ssize_t w = write(fd, DENIED_MSG, strlen(DENIED_MSG));
+        (void)w;
+        close(fd);
+        atomic_fetch_add(&srv.rejected_conns, 1);
+        log_msg(LL_WARNING, "Rejected a non-loopback connection: protected mode, no password");
+        return;
+    }
+    atomic_fetch_add(&srv.connected, 1);
+    loop_hand_fd(fd, is_unix);
+}
+
+static int listen_tcp(const char *addr, int port, bool optional)
+{
+    struct addrinfo hints, *res = NULL;
+    memset(&hints, 0, sizeof(hints));
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
+    char ps[16];
+    snprintf(ps, sizeof(ps), "%d", port);
+    int rc = getaddrinfo(addr, ps, &hints, &res);
+    if (rc != 0) {
+        if (optional) {
+            return 0;
+        }
+        log_msg(LL_WARNING, "Could not create server TCP listening socket %s:%d: %s", addr, port,
+                gai_strerror(rc));
+        return -1;
+    }
+    int fd = -1;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+        if (fd < 0) {
+            continue;
+        }
+        int one = 1;
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        if (ai->ai_family == AF_INET6) {
+            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+        }
+        if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+            listen(fd, (int)srv.cfg.tcp_backlog) == 0) {
+            break;
+        }
+        int e = errno;
+        close(fd);
+        fd = -1;
+        errno = e;
+    }
+    freeaddrinfo(res);
+    if (fd < 0) {
+        if (optional &&
+            (errno == EADDRNOTAVAIL || errno == EAFNOSUPPORT || errno == EPROTONOSUPPORT)) {
+            return 0;
+        }
+        log_msg(LL_WARNING, "Warning: Could not create server TCP listening socket %s:%d: bind: %s",
+                addr, port, strerror(errno));
+        return -1;
+    }
+    evutil_make_socket_nonblocking(fd);
+    struct evconnlistener *l =
+        evconnlistener_new(srv.loops[0].base, accept_cb, NULL, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+    if (l == NULL) {
+        close(fd);
+        return -1;
+    }
+    srv.listeners[srv.nlisteners++] = l;
+    return 0;
+}
+
+static int listen_unix(const char *path, int perm)
+{
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) {
+        return -1;
+    }
+    struct sockaddr_un sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof(sa.sun_path)) {
+        log_msg(LL_WARNING, "unixsocket path too long: %s", path);
+        close(fd);
+        return -1;
+    }
+    strcpy(sa.sun_path, path);
+    unlink(path);
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0 ||
+        listen(fd, (int)srv.cfg.tcp_backlog) != 0) {
+        log_msg(LL_WARNING, "Failed opening Unix socket: %s", strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (perm) {
+        chmod(path, (mode_t)perm);
+    }
+    evutil_make_socket_nonblocking(fd);
+    struct evconnlistener *l =
+        evconnlistener_new(srv.loops[0].base, accept_cb, (void *)1, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+    if (l == NULL) {
+        close(fd);
+        return -1;
+    }
+    srv.listeners[srv.nlisteners++] = l;
+    return 0;
+}
+
+int listeners_open(void)
+{
+    if (srv.cfg.port > 0) {
+        char *binds = strdup(srv.cfg.bind ? srv.cfg.bind : "");
+        int ok = 0;
+        for (char *a = strtok(binds, " "); a; a = strtok(NULL, " ")) {
+            bool optional = a[0] == '-';
+            if (listen_tcp(optional ? a + 1 : a, (int)srv.cfg.port, optional) != 0) {
+                free(binds);
+                return 1;
+            }
+            ok++;
+        }
+        free(binds);
+        if (ok == 0) {
+            log_msg(LL_WARNING, "No bind address to listen on");
+            return 1;
+        }
+    }
+    if (srv.cfg.unixsocket && srv.cfg.unixsocket[0]) {
+        if (listen_unix(srv.cfg.unixsocket, (int)srv.cfg.unixsocketperm) != 0) {
+            return 1;
+        }
+    }
+    if (srv.nlisteners == 0) {
+        log_msg(LL_WARNING, "Configured to not listen anywhere, exiting.");
+        return 1;
+    }
+    return 0;
+}
+
+void listeners_close(void)
+{
+    for (int i = 0; i < srv.nlisteners; i++) {
+        evconnlistener_free(srv.listeners[i]);
+    }
+    srv.nlisteners = 0;
+}

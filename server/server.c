@@ -1,0 +1,105 @@
+/*
+ * server.c - the server's life: the loops and listeners started, loop 0 run
+ * on the calling thread and the others on threads of their own, a graceful
+ * shutdown on SIGTERM, SIGINT or SHUTDOWN (every loop answers what its
+ * clients already sent), and everything freed.
+ */
+#include <event2/thread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cudis_time.h"
+#include "server_internal.h"
+
+server srv;
+
+static struct event *shutdown_ev;
+
+int64_t server_now_ms(void)
+{
+    return cudis_now_ms();
+}
+
+bool server_pipelined(void)
+{
+    const char *p = srv.cfg.engine_pipeline;
+    return strcmp(p, "yes") == 0 ||
+           (strcmp(p, "auto") == 0 && strcmp(engine_name(srv.eng), "gpu") == 0);
+}
+
+static void shutdown_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    log_msg(LL_WARNING, "User requested shutdown...");
+    listeners_close();
+    for (int i = 1; i < srv.nloops; i++) {
+        loop_wake(&srv.loops[i]);
+    }
+    event_base_loopexit(srv.loops[0].base, NULL);
+}
+
+void server_request_shutdown(void)
+{
+    atomic_store(&srv.shutdown, 1);
+    event_active(shutdown_ev, EV_TIMEOUT, 0);
+}
+
+static void sig_cb(evutil_socket_t sig, short what, void *arg)
+{
+    (void)what;
+    (void)arg;
+    log_msg(LL_WARNING, "Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    server_request_shutdown();
+}
+
+int server_start(void)
+{
+    if (srv.cfg.io_threads > 1) {
+        evthread_use_pthreads();
+    }
+    srv.nloops = (int)srv.cfg.io_threads;
+    srv.loops = calloc((size_t)srv.nloops, sizeof(loop));
+    pthread_rwlock_init(&srv.eng_lock, NULL);
+    for (int i = 0; i < srv.nloops; i++) {
+        loop_setup(&srv.loops[i], i);
+    }
+    shutdown_ev = event_new(srv.loops[0].base, -1, 0, shutdown_cb, NULL);
+    event_priority_set(shutdown_ev, 1);
+    srv.sig_ev[0] = evsignal_new(srv.loops[0].base, SIGTERM, sig_cb, NULL);
+    srv.sig_ev[1] = evsignal_new(srv.loops[0].base, SIGINT, sig_cb, NULL);
+    event_add(srv.sig_ev[0], NULL);
+    event_add(srv.sig_ev[1], NULL);
+
+    if (listeners_open() != 0) {
+        return 1;
+    }
+    log_msg(LL_NOTICE, "Ready to accept connections tcp port=%lld io-threads=%d", srv.cfg.port,
+            srv.nloops);
+    for (int i = 1; i < srv.nloops; i++) {
+        pthread_create(&srv.loops[i].tid, NULL, loop_thread, &srv.loops[i]);
+    }
+    loop_run(&srv.loops[0]);
+    loop_final(&srv.loops[0]);
+    for (int i = 1; i < srv.nloops; i++) {
+        pthread_join(srv.loops[i].tid, NULL);
+    }
+    if (srv.cfg.unixsocket && srv.cfg.unixsocket[0]) {
+        unlink(srv.cfg.unixsocket);
+    }
+    event_free(shutdown_ev);
+    shutdown_ev = NULL;
+    for (int i = 0; i < 2; i++) {
+        event_free(srv.sig_ev[i]);
+        srv.sig_ev[i] = NULL;
+    }
+    for (int i = 0; i < srv.nloops; i++) {
+        loop_teardown(&srv.loops[i]);
+    }
+    free(srv.loops);
+    srv.loops = NULL;
+    log_msg(LL_WARNING, "cudis is now ready to exit, bye bye...");
+    return 0;
+}
