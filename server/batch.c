@@ -63,11 +63,8 @@ static void kgrow(batcher *b)
     uint32_t ncap = b->kcap ? b->kcap * 2 : 256;
     uint32_t *ent = b->kent, *gen = b->kgen;
     uint32_t ocap = b->kcap, ogen = b->gen;
-    b->kent = calloc(ncap, sizeof(uint32_t));
-    b->kgen = calloc(ncap, sizeof(uint32_t));
-    if (b->kent == NULL || b->kgen == NULL) {
-        abort();
-    }
+    b->kent = xcalloc(ncap, sizeof(uint32_t));
+    b->kgen = xcalloc(ncap, sizeof(uint32_t));
     b->kcap = ncap;
     b->gen = 1;
     for (uint32_t s = 0; s < ocap; s++) {
@@ -108,10 +105,7 @@ static void need(void **p, size_t elem, uint32_t *cap, uint32_t want)
     while (n < want) {
         n *= 2;
     }
-    void *q = realloc(*p, (size_t)n * elem);
-    if (q == NULL) {
-        abort();
-    }
+    void *q = xrealloc(*p, (size_t)n * elem);
     *p = q;
     *cap = n;
 }
@@ -132,10 +126,7 @@ uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key,
         while (n < want) {
             n *= 2;
         }
-        uint8_t *q = realloc(b->in, n);
-        if (q == NULL) {
-            abort();
-        }
+        uint8_t *q = xrealloc(b->in, n);
         b->in = q;
         b->in_cap = n;
     }
@@ -206,10 +197,7 @@ static void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb)
 {
     if (b->out_cap == 0) {
         b->out_cap = 256 * 1024;
-        b->out = malloc(b->out_cap);
-        if (b->out == NULL) {
-            abort();
-        }
+        b->out = xmalloc(b->out_cap);
     }
     *cb = (cudis_batch){.ops = b->ops,
                         .n_ops = b->nops,
@@ -249,17 +237,11 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
         st->outbuf_reruns += nre;
         uint64_t base = b->out_cap;
         uint64_t ncap = base + needed + 4096;
-        uint8_t *q = realloc(b->out, ncap);
-        if (q == NULL) {
-            abort();
-        }
+        uint8_t *q = xrealloc(b->out, ncap);
         b->out = q;
-        cudis_op *ops = malloc(nre * sizeof(cudis_op));
-        cudis_result *res = malloc(nre * sizeof(cudis_result));
-        uint32_t *map = malloc(nre * sizeof(uint32_t));
-        if (ops == NULL || res == NULL || map == NULL) {
-            abort();
-        }
+        cudis_op *ops = xmalloc(nre * sizeof(cudis_op));
+        cudis_result *res = xmalloc(nre * sizeof(cudis_result));
+        uint32_t *map = xmalloc(nre * sizeof(uint32_t));
         uint32_t k = 0;
         for (uint32_t i = 0; i < b->nops; i++) {
             if (b->res[i].status == CUDIS_E_OUTBUF) {
@@ -328,10 +310,7 @@ void batch_add_literal(batcher *b, conn *c, const char *bytes, size_t n)
         while (cap < b->lit_len + n) {
             cap *= 2;
         }
-        char *q = realloc(b->lit, cap);
-        if (q == NULL) {
-            abort();
-        }
+        char *q = xrealloc(b->lit, cap);
         b->lit = q;
         b->lit_cap = cap;
     }

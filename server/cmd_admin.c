@@ -498,7 +498,7 @@ H(cmd_client_help)
 
 H(cmd_config_get)
 {
-    bool *seen = calloc(config_table_len, sizeof(bool));
+    bool *seen = xcalloc(config_table_len, sizeof(bool));
     sbuf body = {0};
     long n = 0;
     for (int j = 2; j < argc; j++) {
@@ -529,8 +529,8 @@ H(cmd_config_set)
         return;
     }
     int npairs = (argc - 2) / 2;
-    const config_option **opts = calloc((size_t)npairs, sizeof(*opts));
-    char **old = calloc((size_t)npairs, sizeof(char *));
+    const config_option **opts = xcalloc((size_t)npairs, sizeof(*opts));
+    char **old = xcalloc((size_t)npairs, sizeof(char *));
     char err[256];
     int done = 0;
     bool failed = false;

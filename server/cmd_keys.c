@@ -447,7 +447,7 @@ void cmd_mset(conn *c, int argc, char **argv, uint32_t *lens)
         conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
-    int *idx = malloc(sizeof(int) * (size_t)argc);
+    int *idx = xmalloc(sizeof(int) * (size_t)argc);
     int n = unique_pairs(argc, argv, lens, idx);
     batcher *b = &c->lp->b;
     uint32_t op0 = b->nops;
@@ -468,7 +468,7 @@ void cmd_msetnx(conn *c, int argc, char **argv, uint32_t *lens)
         conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
-    int *idx = malloc(sizeof(int) * (size_t)argc);
+    int *idx = xmalloc(sizeof(int) * (size_t)argc);
     int n = unique_pairs(argc, argv, lens, idx);
     batcher *b = &c->lp->b;
     for (int k = 0; k < n; k++) {
@@ -917,7 +917,7 @@ static void rename_generic(conn *c, char **argv, uint32_t *lens, bool nx)
         }
         return;
     }
-    char *val = malloc(r.val_len ? r.val_len : 1);
+    char *val = xmalloc(r.val_len ? r.val_len : 1);
     memcpy(val, b->out + r.val_off, r.val_len);
     uint32_t vlen = r.val_len;
     int64_t exp = r.num == -1 ? 0 : r.num;
@@ -1115,11 +1115,11 @@ void cmd_randomkey(conn *c, int argc, char **argv, uint32_t *lens)
     (void)argv;
     (void)lens;
     uint32_t cap = 4096, len = 0;
-    uint8_t *buf = malloc(cap);
+    uint8_t *buf = xmalloc(cap);
     int rc = engine_random_key(srv.eng, cudis_now_ms(), buf, cap, &len);
     if (rc == CUDIS_E_OUTBUF) {
         cap = len + 1;
-        buf = realloc(buf, cap);
+        buf = xrealloc(buf, cap);
         rc = engine_random_key(srv.eng, cudis_now_ms(), buf, cap, &len);
     }
     if (rc == 1) {
@@ -1173,7 +1173,7 @@ void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
         }
         return;
     }
-    char *val = malloc(r.val_len ? r.val_len : 1);
+    char *val = xmalloc(r.val_len ? r.val_len : 1);
     memcpy(val, b->out + r.val_off, r.val_len);
     batch_reset(b);
     batch_add_op(b, CUDIS_OP_SET, 0, argv[2], lens[2], val, r.val_len, 0,

@@ -96,11 +96,7 @@ static void retire(char *p)
     }
     if (n_retired == cap_retired) {
         size_t n = cap_retired ? cap_retired * 2 : 16;
-        char **q = realloc(retired, n * sizeof(*q));
-        if (q == NULL) {
-            return; /* leak it rather than free it under a reader */
-        }
-        retired = q;
+        retired = xrealloc(retired, n * sizeof(*retired));
         cap_retired = n;
     }
     retired[n_retired++] = p;
@@ -161,7 +157,7 @@ void config_free(srv_config *c)
 
 static int parse_cobl(srv_config *c, const char *val, char *err, size_t errlen)
 {
-    char *copy = strdup(val);
+    char *copy = xstrdup(val);
     char *tok[64];
     int n = 0;
     for (char *s = strtok(copy, " \t"); s != NULL && n < 64; s = strtok(NULL, " \t")) {
@@ -303,7 +299,7 @@ int config_set(srv_config *c, const config_option *o, const char *val, bool at_r
     case OPT_STR: {
         char **s = field(c, o);
         retire(*s);
-        *s = strdup(val);
+        *s = xstrdup(val);
         return 0;
     }
     case OPT_COBL:
@@ -335,7 +331,7 @@ void config_get(const srv_config *c, const config_option *o, sbuf *out)
 
 int config_load_text(srv_config *c, const char *text, char *err, size_t errlen)
 {
-    char *copy = strdup(text);
+    char *copy = xstrdup(text);
     char *save = NULL;
     int lineno = 0, rc = 0;
     char *argv[256];

@@ -119,12 +119,7 @@ bool conn_addr_is_local(const struct sockaddr_storage *ss)
 
 void conn_create(loop *lp, int fd, bool is_unix)
 {
-    conn *c = calloc(1, sizeof(*c));
-    if (c == NULL) {
-        close(fd);
-        atomic_fetch_sub(&srv.connected, 1);
-        return;
-    }
+    conn *c = xcalloc(1, sizeof(*c));
     evutil_make_socket_nonblocking(fd);
     if (!is_unix) {
         int one = 1;
@@ -398,12 +393,7 @@ bool conn_read_once(conn *c)
         while (ncap - c->qlen < want) {
             ncap *= 2;
         }
-        char *q = realloc(c->qbuf, ncap);
-        if (q == NULL) {
-            conn_close(c, "out of memory");
-            return false;
-        }
-        c->qbuf = q;
+        c->qbuf = xrealloc(c->qbuf, ncap);
         c->qcap = ncap;
     }
     ssize_t n = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);

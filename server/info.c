@@ -61,7 +61,7 @@ static void sum_stats(loop_stats *t, batch_stats *bs)
     memset(t, 0, sizeof(*t));
     memset(bs, 0, sizeof(*bs));
     int nc = cmd_count();
-    t->cmds = calloc((size_t)nc, sizeof(cmd_stat));
+    t->cmds = xcalloc((size_t)nc, sizeof(cmd_stat));
     for (int l = 0; l < srv.nloops; l++) {
         loop *lp = &srv.loops[l];
         t->commands += lp->st.commands;

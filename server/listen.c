@@ -163,7 +163,7 @@ static int listen_unix(const char *path, int perm)
 int listeners_open(void)
 {
     if (srv.cfg.port > 0) {
-        char *binds = strdup(srv.cfg.bind ? srv.cfg.bind : "");
+        char *binds = xstrdup(srv.cfg.bind ? srv.cfg.bind : "");
         int ok = 0;
         for (char *a = strtok(binds, " "); a; a = strtok(NULL, " ")) {
             bool optional = a[0] == '-';

@@ -219,7 +219,7 @@ void loop_setup(loop *lp, int idx)
             event_add(lp->done_ev, NULL);
         }
     }
-    lp->st.cmds = calloc((size_t)cmd_count(), sizeof(cmd_stat));
+    lp->st.cmds = xcalloc((size_t)cmd_count(), sizeof(cmd_stat));
     lp->bf.cmd_stats = lp->st.cmds;
     struct timeval tv = {0, (suseconds_t)(1000000 / srv.cfg.hz)};
     evtimer_add(lp->cron_ev, &tv);

@@ -45,7 +45,7 @@ static int parse_args(int argc, char **argv, char *err, size_t errlen)
         srv.config_file = argv[i];
         char path[4096];
         if (realpath(argv[i], path)) {
-            srv.config_file = strdup(path);
+            srv.config_file = xstrdup(path);
         }
         if (config_load_file(&srv.cfg, argv[i], err, errlen) != 0) {
             return -1;
@@ -78,6 +78,13 @@ static int parse_args(int argc, char **argv, char *err, size_t errlen)
     int rc = config_load_text(&srv.cfg, text.p, err, errlen);
     sbuf_free(&text);
     return rc;
+}
+
+/* The checked allocator could not allocate: say so in the log (as Redis's
+ * zmalloc handler does); the allocator aborts after. */
+static void oom_handler(size_t size)
+{
+    log_msg(LL_WARNING, "Out Of Memory allocating %zu bytes!", size);
 }
 
 int server_main(int argc, char **argv)
@@ -115,6 +122,7 @@ int server_main(int argc, char **argv)
         daemonize();
     }
     log_setup();
+    cudis_set_oom_handler(oom_handler);
     log_msg(LL_NOTICE, "cudis-server %s starting, pid=%d", CUDIS_VERSION, (int)getpid());
     if (srv.cfg.pidfile && srv.cfg.pidfile[0]) {
         FILE *f = fopen(srv.cfg.pidfile, "w");

@@ -31,32 +31,19 @@ void resp_parser_deinit(resp_parser *p)
     p->argv_cap = 0;
 }
 
-static bool reserve_args(resp_parser *p, long long n)
+static void reserve_args(resp_parser *p, long long n)
 {
     if (n <= p->argv_cap) {
-        return true;
+        return;
     }
     long long cap = p->argv_cap ? p->argv_cap : 8;
     while (cap < n) {
         cap *= 2;
     }
-    size_t *o = realloc(p->arg_off, (size_t)cap * sizeof(*o));
-    if (o == NULL) {
-        return false;
-    }
-    p->arg_off = o;
-    uint32_t *l = realloc(p->arg_len, (size_t)cap * sizeof(*l));
-    if (l == NULL) {
-        return false;
-    }
-    p->arg_len = l;
-    char **a = realloc(p->argv, (size_t)cap * sizeof(*a));
-    if (a == NULL) {
-        return false;
-    }
-    p->argv = a;
+    p->arg_off = xrealloc(p->arg_off, (size_t)cap * sizeof(*p->arg_off));
+    p->arg_len = xrealloc(p->arg_len, (size_t)cap * sizeof(*p->arg_len));
+    p->argv = xrealloc(p->argv, (size_t)cap * sizeof(*p->argv));
     p->argv_cap = (int)cap;
-    return true;
 }
 
 bool resp_parser_busy(const resp_parser *p)
@@ -97,9 +84,7 @@ static int parse_inline(resp_parser *p, char *buf, size_t len, size_t *pos)
     if (ll > 0 && line[ll - 1] == '\r') {
         ll--;
     }
-    if (!reserve_args(p, (long long)(ll / 2 + 2))) {
-        return proto_err(p, "Protocol error: out of memory");
-    }
+    reserve_args(p, (long long)(ll / 2 + 2));
     int n = util_split_inline(line, ll, p->argv, p->arg_len, p->argv_cap, NULL);
     if (n < 0) {
         return proto_err(p, "Protocol error: unbalanced quotes in request");
@@ -149,9 +134,7 @@ int resp_parse(resp_parser *p, char *buf, size_t len, size_t *pos)
             if (ll <= 0) {
                 continue;
             }
-            if (!reserve_args(p, ll < 1024 ? ll : 1024)) {
-                return proto_err(p, "Protocol error: out of memory");
-            }
+            reserve_args(p, ll < 1024 ? ll : 1024);
             p->mb_left = ll;
             p->bulk_len = -1;
             p->state = 1;
@@ -192,9 +175,7 @@ int resp_parse(resp_parser *p, char *buf, size_t len, size_t *pos)
                 p->big_need = (size_t)(p->bulk_len + 2) - (len - *pos);
                 return RESP_MORE;
             }
-            if (!reserve_args(p, p->argc + 1)) {
-                return proto_err(p, "Protocol error: out of memory");
-            }
+            reserve_args(p, p->argc + 1);
             p->arg_off[p->argc] = *pos;
             p->arg_len[p->argc] = (uint32_t)p->bulk_len;
             p->argc++;
@@ -216,9 +197,7 @@ int resp_parse(resp_parser *p, char *buf, size_t len, size_t *pos)
 
 static inline void add_hdr(sbuf *b, char type, long long n)
 {
-    if (!sbuf_reserve(b, 32)) {
-        return;
-    }
+    sbuf_reserve(b, 32);
     char *w = b->p + b->len;
     *w++ = type;
     w += cudis_ll2str(n, w);
@@ -230,9 +209,7 @@ static inline void add_hdr(sbuf *b, char type, long long n)
 void resp_status(sbuf *b, const char *s)
 {
     size_t n = strlen(s);
-    if (!sbuf_reserve(b, n + 3)) {
-        return;
-    }
+    sbuf_reserve(b, n + 3);
     b->p[b->len++] = '+';
     memcpy(b->p + b->len, s, n);
     b->len += n;
@@ -243,9 +220,7 @@ void resp_status(sbuf *b, const char *s)
 void resp_error(sbuf *b, const char *s)
 {
     size_t n = strlen(s);
-    if (!sbuf_reserve(b, n + 3)) {
-        return;
-    }
+    sbuf_reserve(b, n + 3);
     b->p[b->len++] = '-';
     /* Newlines would break the protocol: replace them as Redis does. */
     for (size_t i = 0; i < n; i++) {
@@ -273,9 +248,7 @@ void resp_int(sbuf *b, long long v)
 
 void resp_bulk(sbuf *b, const void *p, size_t n)
 {
-    if (!sbuf_reserve(b, n + 32)) {
-        return;
-    }
+    sbuf_reserve(b, n + 32);
     add_hdr(b, '$', (long long)n);
     memcpy(b->p + b->len, p, n);
     b->len += n;

@@ -61,7 +61,7 @@ int server_start(void)
         evthread_use_pthreads();
     }
     srv.nloops = (int)srv.cfg.io_threads;
-    srv.loops = calloc((size_t)srv.nloops, sizeof(loop));
+    srv.loops = xcalloc((size_t)srv.nloops, sizeof(loop));
     pthread_rwlock_init(&srv.eng_lock, NULL);
     for (int i = 0; i < srv.nloops; i++) {
         loop_setup(&srv.loops[i], i);

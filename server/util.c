@@ -383,29 +383,25 @@ bool util_eq(const char *s, size_t len, const char *lit)
  * sbuf
  * ---------------------------------------------------------------------- */
 
-bool sbuf_reserve(sbuf *b, size_t n)
+void sbuf_reserve(sbuf *b, size_t n)
 {
     if (b->cap - b->len >= n) {
-        return true;
+        return;
     }
     size_t cap = b->cap ? b->cap : 256;
     while (cap - b->len < n) {
         cap *= 2;
     }
-    char *p = realloc(b->p, cap);
-    if (p == NULL) {
-        return false;
-    }
-    b->p = p;
+    b->p = xrealloc(b->p, cap);
     b->cap = cap;
-    return true;
 }
 
 void sbuf_add(sbuf *b, const void *data, size_t n)
 {
-    if (n == 0 || !sbuf_reserve(b, n)) {
+    if (n == 0) {
         return;
     }
+    sbuf_reserve(b, n);
     memcpy(b->p + b->len, data, n);
     b->len += n;
 }
@@ -429,9 +425,7 @@ void sbuf_printf(sbuf *b, const char *fmt, ...)
         sbuf_add(b, tmp, (size_t)n);
         return;
     }
-    if (!sbuf_reserve(b, (size_t)n + 1)) {
-        return;
-    }
+    sbuf_reserve(b, (size_t)n + 1);
     va_start(ap, fmt);
     vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
     va_end(ap);

@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "cudis_alloc.h"
+
 /* Glob match of string against pattern (`*`, `?`, `[...]`, `[^...]`,
  * ranges, `\` escapes), as Redis's stringmatchlen. Returns true on match. */
 bool util_glob_match(const char *pat, size_t plen, const char *str, size_t slen, bool nocase);
@@ -49,7 +51,7 @@ typedef struct sbuf {
 } sbuf;
 
 /* Make room for n more bytes; returns false on allocation failure. */
-bool sbuf_reserve(sbuf *b, size_t n);
+void sbuf_reserve(sbuf *b, size_t n); /* aborts when out of memory */
 void sbuf_add(sbuf *b, const void *data, size_t n);
 void sbuf_adds(sbuf *b, const char *s);
 void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
