@@ -62,6 +62,13 @@ const char *const *engine_names(void);
 
 /* See engine_store_ops for the meaning of each. */
 int engine_execute(engine *e, cudis_batch *batch);
+/* After engine_execute (or engine_queue_complete) of a batch whose out
+ * buffer came from malloc: the ops that returned CUDIS_E_OUTBUF run again
+ * with batch->out grown (realloc) to what they need, so every value is
+ * returned; batch->out, out_cap and out_len are updated. *reruns (may be
+ * NULL) is how many ops ran again. Returns the engine's rc for the reruns;
+ * on failure those ops carry it as their status. */
+int engine_rerun_outbuf(engine *e, cudis_batch *batch, uint32_t *reruns);
 
 /*
  * Asynchronous batches. A queue belongs to one caller (an event loop): it

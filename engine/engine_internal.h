@@ -28,6 +28,20 @@ void engine_pool_destroy(engine_pool *p);
 int engine_pool_execute(engine_pool *p, const engine_store_ops *ops, void *store,
                         cudis_batch *batch);
 
+/* engine_outbuf.c: the ops of a finished batch that returned CUDIS_E_OUTBUF
+ * run again through exec, as one sub-batch whose values go after the first
+ * `used` bytes of b->out; results land in b->res and b->out_len becomes
+ * the bytes used plus what ops still out of room asked for. With grow,
+ * b->out (from malloc) is enlarged to what they ask for, in up to 8 rounds
+ * (a value may grow between runs); without, they get the room left in
+ * out_cap, once. *reruns (may be NULL): ops run again. Returns exec's rc
+ * (on failure every op re-run carries it). */
+typedef int (*outbuf_exec_fn)(void *ctx, cudis_batch *b);
+int outbuf_rerun(outbuf_exec_fn exec, void *ctx, cudis_batch *b, uint64_t used, bool grow,
+                 uint32_t *reruns);
+/* The end of the last value a batch's results place in its out buffer. */
+uint64_t outbuf_used(const cudis_batch *b);
+
 /* One store and how batches reach it. */
 typedef struct engine_backend {
     const engine_store_ops *ops;

@@ -4,9 +4,9 @@
  * caller runs the first); results land in place in batch->res. Since a
  * cudis_batch carries its own out_len, each chunk gets a private slice of the
  * out buffer; afterwards the slices are packed to the front and the ops that
- * ran out of their slice (CUDIS_E_OUTBUF: not applied) are re-run one by one
- * against the space left, so the outcome is that of one thread running the
- * whole batch (ops in a batch may run in any order, cudis_op.h).
+ * ran out of their slice (CUDIS_E_OUTBUF: not applied) are re-run against
+ * the space left (engine_outbuf.c), so the outcome is that of one thread
+ * running the whole batch (ops in a batch may run in any order, cudis_op.h).
  */
 #include <pthread.h>
 #include <stdbool.h>
@@ -136,20 +136,20 @@ void engine_pool_destroy(engine_pool *p)
     free(p);
 }
 
-/* Pack the chunks' slices to the front, then re-run OUTBUF ops serially. */
-static int pool_finish(engine_pool *p, const engine_store_ops *ops, void *store, cudis_batch *batch,
-                       uint32_t n, uint64_t base)
+static int exec_store(void *ctx, cudis_batch *b)
+{
+    engine_pool *p = ctx;
+    return p->ops->execute(p->store, b);
+}
+
+/* Pack the chunks' slices to the front, then re-run the OUTBUF ops into
+ * the room left (engine_outbuf.c). */
+static int pool_finish(engine_pool *p, cudis_batch *batch, uint32_t n, uint64_t base)
 {
     uint64_t pos = base;
     for (uint32_t k = 0; k < n; k++) {
         cudis_batch *s = &p->sub[k];
-        uint64_t used = 0;
-        for (uint32_t i = 0; i < s->n_ops; i++) {
-            if (s->res[i].status == CUDIS_OK && (s->res[i].flags & CUDIS_R_VALUE)) {
-                uint64_t end = s->res[i].val_off + s->res[i].val_len;
-                used = end > used ? end : used;
-            }
-        }
+        uint64_t used = outbuf_used(s);
         if (used > 0 && batch->out + pos != s->out) {
             memmove(batch->out + pos, s->out, used);
         }
@@ -160,31 +160,7 @@ static int pool_finish(engine_pool *p, const engine_store_ops *ops, void *store,
         }
         pos += used;
     }
-    uint64_t missing = 0;
-    for (uint32_t i = 0; i < batch->n_ops; i++) {
-        if (batch->res[i].status != CUDIS_E_OUTBUF) {
-            continue;
-        }
-        cudis_batch one = *batch;
-        one.ops = &batch->ops[i];
-        one.res = &batch->res[i];
-        one.n_ops = 1;
-        one.out = batch->out ? batch->out + pos : NULL;
-        one.out_cap = batch->out_cap > pos ? batch->out_cap - pos : 0;
-        one.out_len = 0;
-        int rc = ops->execute(store, &one);
-        if (rc < 0) {
-            return rc;
-        }
-        if (one.res->status == CUDIS_OK && (one.res->flags & CUDIS_R_VALUE)) {
-            one.res->val_off += pos;
-            pos += one.out_len;
-        } else if (one.res->status == CUDIS_E_OUTBUF) {
-            missing += one.res->val_len;
-        }
-    }
-    batch->out_len = pos + missing;
-    return CUDIS_OK;
+    return outbuf_rerun(exec_store, p, batch, pos, false, NULL);
 }
 
 int engine_pool_execute(engine_pool *p, const engine_store_ops *ops, void *store,
@@ -238,7 +214,7 @@ int engine_pool_execute(engine_pool *p, const engine_store_ops *ops, void *store
         }
     }
     if (rc == CUDIS_OK) {
-        rc = pool_finish(p, ops, store, batch, n, base);
+        rc = pool_finish(p, batch, n, base);
     }
     pthread_mutex_unlock(&p->busy);
     return rc;

@@ -1,9 +1,9 @@
 /*
- * batch.c - the batcher: gathers the ops of many commands into one
- * cudis_batch, refuses (by answering "conflict") a key that is already in
- * the open batch when either side writes, and executes the batch with one
- * engine_execute, re-running only the ops whose value did not fit the out
- * buffer (CUDIS_E_OUTBUF) with a buffer big enough.
+ * batch.c - the batcher and its flusher: gathers the ops of many commands
+ * into one cudis_batch (a key already in the open batch seals it when either
+ * side writes), runs it with one engine_execute (inline or through the
+ * engine queue), lets the engine re-run the ops whose value did not fit the
+ * out buffer (engine_rerun_outbuf), and answers the commands in order.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -220,62 +220,14 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
         st->failed++;
         return rc;
     }
-    /* Re-run the ops whose value did not fit, each round with exactly the
-     * room they asked for, appended after the used part of the buffer. */
-    for (int round = 0; round < 8; round++) {
-        uint64_t needed = 0;
-        uint32_t nre = 0;
-        for (uint32_t i = 0; i < b->nops; i++) {
-            if (b->res[i].status == CUDIS_E_OUTBUF) {
-                needed += b->res[i].val_len;
-                nre++;
-            }
-        }
-        if (nre == 0) {
-            break;
-        }
-        st->outbuf_reruns += nre;
-        uint64_t base = b->out_cap;
-        uint64_t ncap = base + needed + 4096;
-        uint8_t *q = xrealloc(b->out, ncap);
-        b->out = q;
-        cudis_op *ops = xmalloc(nre * sizeof(cudis_op));
-        cudis_result *res = xmalloc(nre * sizeof(cudis_result));
-        uint32_t *map = xmalloc(nre * sizeof(uint32_t));
-        uint32_t k = 0;
-        for (uint32_t i = 0; i < b->nops; i++) {
-            if (b->res[i].status == CUDIS_E_OUTBUF) {
-                ops[k] = b->ops[i];
-                map[k++] = i;
-            }
-        }
-        cudis_batch rb = {.ops = ops,
-                          .n_ops = nre,
-                          .in = b->in,
-                          .res = res,
-                          .out = b->out + base,
-                          .out_cap = ncap - base,
-                          .out_len = 0,
-                          .now_ms = now_ms};
-        rc = engine_execute(e, &rb);
-        for (uint32_t j = 0; j < nre; j++) {
-            cudis_result *r = &b->res[map[j]];
-            if (rc != CUDIS_OK) {
-                memset(r, 0, sizeof(*r));
-                r->status = rc;
-                continue;
-            }
-            *r = res[j];
-            r->val_off += base;
-        }
-        b->out_cap = ncap;
-        free(ops);
-        free(res);
-        free(map);
-        if (rc != CUDIS_OK) {
-            return CUDIS_OK;
-        }
-    }
+    /* values that did not fit the out buffer: the engine grows it */
+    cudis_batch cb;
+    batch_view(b, now_ms, &cb);
+    uint32_t reruns = 0;
+    (void)engine_rerun_outbuf(e, &cb, &reruns); /* a failure is in those ops' status */
+    b->out = cb.out;
+    b->out_cap = cb.out_cap;
+    st->outbuf_reruns += reruns;
     return CUDIS_OK;
 }
 

@@ -774,6 +774,81 @@ ENGINE_TEST(outbuf)
     engine_destroy(e);
 }
 
+/* engine_rerun_outbuf: a batch of values of many sizes into a 64-byte out
+ * buffer (one thread, then four: the pool's slices) gets every value after
+ * the rerun, applies the ops that only ran then, and says how many. */
+static void rerun_check(const eng_param *p, uint32_t threads)
+{
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.threads = threads;
+    engine *e = open_cfg(p, &cfg);
+    enum { N = 600 };
+    static char val[4000];
+    for (int i = 0; i < (int)sizeof(val); i++) {
+        val[i] = (char)('a' + i % 26);
+    }
+    tbatch w;
+    tb_init(&w, 0);
+    char k[32];
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(k, sizeof(k), "big:%d", i);
+        tb_op(&w, CUDIS_OP_SET, 0, k, (uint32_t)n, val, (uint32_t)(1 + i * 37 % 3000), 0, 0);
+    }
+    tb_run(e, &w, T_NOW);
+    tbatch t;
+    tb_init(&t, 64);
+    for (int i = 0; i < N; i++) {
+        int n = snprintf(k, sizeof(k), "big:%d", i);
+        uint16_t fl = i % 10 == 3 ? CUDIS_F_DEL : 0;
+        if (i % 10 == 7) {
+            tb_op(&t, CUDIS_OP_SET, CUDIS_F_GET, k, (uint32_t)n, "new", 3, 0, 0);
+        } else {
+            tb_op(&t, CUDIS_OP_GET, fl, k, (uint32_t)n, NULL, 0, 0, 0);
+        }
+    }
+    tb_run(e, &t, T_NOW);
+    uint32_t outbuf = 0, reruns = 0;
+    for (int i = 0; i < N; i++) {
+        outbuf += t.res[i].status == CUDIS_E_OUTBUF;
+    }
+    cr_assert_gt(outbuf, N / 2, "a 64-byte buffer holds few of these values");
+    cr_assert_eq(engine_rerun_outbuf(e, &t.b, &reruns), CUDIS_OK);
+    t.out = t.b.out; /* the engine grew it */
+    t.out_cap = t.b.out_cap;
+    cr_assert_geq(reruns, outbuf, "every op out of room ran again");
+    uint64_t end = 0;
+    for (int i = 0; i < N; i++) {
+        const cudis_result *r = &t.res[i];
+        uint32_t want = (uint32_t)(1 + i * 37 % 3000);
+        cr_assert_eq(r->status, CUDIS_OK, "op %d: %d", i, r->status);
+        cr_assert(r->flags & CUDIS_R_VALUE, "op %d", i);
+        cr_assert_eq(r->val_len, want, "op %d", i);
+        cr_assert_leq(r->val_off + r->val_len, t.b.out_cap);
+        cr_assert_eq(memcmp(t.b.out + r->val_off, val, want), 0, "op %d: value bytes", i);
+        end = r->val_off + r->val_len > end ? r->val_off + r->val_len : end;
+    }
+    cr_assert_eq(t.b.out_len, end, "out_len: the bytes the values use");
+    for (int i = 0; i < N; i++) {
+        snprintf(k, sizeof(k), "big:%d", i);
+        if (i % 10 == 3) {
+            t_expect(e, T_NOW, k, NULL);
+        } else if (i % 10 == 7) {
+            t_expect(e, T_NOW, k, "new");
+        }
+    }
+    tb_free(&t);
+    tb_free(&w);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(outbuf_rerun_grows)
+{
+    T_NEED_STORE(p);
+    rerun_check(p, 1);
+    rerun_check(p, 4);
+}
+
 /* ------------------------------------------------------------------------
  * Statistics, scan, random_key, flush
  * ---------------------------------------------------------------------- */
