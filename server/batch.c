@@ -228,6 +228,9 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
     b->out = cb.out;
     b->out_cap = cb.out_cap;
     st->outbuf_reruns += reruns;
+    if (watch_active()) {
+        watch_touch_batch(&cb);
+    }
     return CUDIS_OK;
 }
 

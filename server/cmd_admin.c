@@ -287,6 +287,7 @@ H(cmd_swapdb)
 H(cmd_reset)
 {
     UNUSED3;
+    multi_discard(c); /* and UNWATCH */
     c->proto = 2;
     set_str(c, &c->name, NULL, 0);
     c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';

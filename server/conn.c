@@ -51,6 +51,7 @@ void conn_free(conn *c)
     }
     lp->nclients--;
     pthread_mutex_unlock(&lp->lock);
+    multi_discard(c); /* and its watched keys */
     resp_parser_deinit(&c->rp);
     free(c->qbuf);
     sbuf_free(&c->out);
@@ -137,6 +138,7 @@ void conn_create(loop *lp, int fd, bool is_unix)
     c->fd = fd;
     c->lp = lp;
     c->proto = 2;
+    c->multi_len = -1;
     c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';
     resp_parser_init(&c->rp);
     struct sockaddr_storage ss;
@@ -271,8 +273,8 @@ void conn_write(conn *c)
         c->flags &= ~CONN_WRITE_WAIT;
         event_del(c->wev);
     }
-    if (c->flags & CONN_CLOSE_AFTER_REPLY) {
-        conn_close(c, NULL);
+    if ((c->flags & CONN_CLOSE_AFTER_REPLY) && c->pending == 0) {
+        conn_close(c, NULL); /* after the last pending reply is written too */
     }
 }
 

@@ -36,8 +36,8 @@ static void reply_unknown(conn *c, int argc, char **argv, uint32_t *lens)
 
 /* What was written to c->out from `before` on: while earlier commands of
  * c are still in a batch, it goes behind their replies as a pending reply
- * of its own. */
-static void keep_order(conn *c, size_t before)
+ * of its own (server_internal.h). */
+void reply_in_order(conn *c, size_t before)
 {
     if (c->pending > 0 && c->out.len > before) {
         batch_add_literal(&c->lp->b, c, c->out.p + before, c->out.len - before);
@@ -62,9 +62,25 @@ static bool keys_conflict(batcher *b, const command *cmd, int argc, char **argv,
     return false;
 }
 
+/* A command dispatch refuses (Redis's rejectCommand): counted, the
+ * transaction being queued aborts at EXEC, and an EXEC refused aborts it
+ * now ("EXECABORT ... because of: ..."). */
+static void reject(conn *c, const command *cmd, const char *code, const char *msg, size_t before)
+{
+    c->lp->st.cmds[cmd_idx(cmd)].rejected++;
+    if (cmd->fn == cmd_exec) {
+        multi_discard(c);
+        conn_errorf(c, "EXECABORT Transaction discarded because of: %s%s%s",
+                    strcmp(code, "ERR") ? code : "", strcmp(code, "ERR") ? " " : "", msg);
+    } else {
+        conn_errorf(c, "%s %s", code, msg);
+        multi_reject(c);
+    }
+    reply_in_order(c, before);
+}
+
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    loop *lp = c->lp;
     const command *cmd = cmd_lookup(argv[0], lens[0]);
     size_t before = c->out.len;
     c->cur_cmd = NULL;
@@ -76,7 +92,8 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
             return;
         }
         reply_unknown(c, argc, argv, lens);
-        keep_order(c, before);
+        multi_reject(c);
+        reply_in_order(c, before);
         return;
     }
     if ((cmd->flags & CMD_CONTAINER) && (argc >= 2 || cmd->fn == NULL)) {
@@ -94,23 +111,34 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
                 conn_errorf(c, "ERR unknown subcommand '%.*s'. Try %s HELP.",
                             (int)(lens[1] < 128 ? lens[1] : 128), argv[1], up);
             }
-            keep_order(c, before);
+            multi_reject(c);
+            reply_in_order(c, before);
             return;
         }
         cmd = sub;
     }
     if ((cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
-        lp->st.cmds[cmd_idx(cmd)].rejected++;
-        conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(cmd));
-        keep_order(c, before);
+        char msg[160];
+        snprintf(msg, sizeof(msg), "wrong number of arguments for '%s' command", cmd_fullname(cmd));
+        reject(c, cmd, "ERR", msg, before);
         return;
     }
     if (!c->authed && !(cmd->flags & CMD_NOAUTH)) {
-        lp->st.cmds[cmd_idx(cmd)].rejected++;
-        conn_error(c, "NOAUTH Authentication required.");
-        keep_order(c, before);
+        reject(c, cmd, "NOAUTH", "Authentication required.", before);
         return;
     }
+    if (c->multi != NULL && !(cmd->flags & CMD_NOQUEUE)) {
+        multi_queue(c, cmd, argc, argv, lens);
+        reply_in_order(c, before);
+        return;
+    }
+    dispatch_run(c, cmd, argc, argv, lens);
+}
+
+void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens)
+{
+    loop *lp = c->lp;
+    size_t before = c->out.len;
     c->last_cmd = cmd;
     c->cur_cmd = cmd;
     if (cmd->flags & CMD_BATCH) {
@@ -122,22 +150,29 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
         if (lp->b.seq == pend_before) {
             /* it replied at once (an argument error) */
             lp->st.cmds[cmd_idx(cmd)].calls++;
-            keep_order(c, before);
+            reply_in_order(c, before);
         }
         c->cur_cmd = NULL;
         return;
     }
-    if (c->pending || (cmd->flags & CMD_EXCL)) {
+    /* Commands that read the keyspace (CMD_EXCL) see every earlier batch,
+     * and run alone; ones that change how replies render (CMD_DRAIN) wait
+     * for the replies before them. The rest only answer, in order. */
+    if (cmd->flags & (CMD_EXCL | CMD_DRAIN)) {
         batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
     }
     uint64_t t0 = cudis_mono_ns();
-    bool lock = (cmd->flags & CMD_EXCL) && srv.nloops > 1;
+    bool lock = (cmd->flags & CMD_EXCL) && srv.nloops > 1 && !lp->exec_locked;
     if (lock) {
         pthread_rwlock_wrlock(&srv.eng_lock);
     }
+    uint64_t pend_before = lp->b.seq;
     cmd->fn(c, argc, argv, lens);
     if (lock) {
         pthread_rwlock_unlock(&srv.eng_lock);
+    }
+    if (lp->b.seq == pend_before) {
+        reply_in_order(c, before);
     }
     cmd_stat *cs = &lp->st.cmds[cmd_idx(cmd)];
     cs->calls++;

@@ -49,6 +49,28 @@ typedef struct pend pend;
 #define CONN_UNIX 0x20
 #define CONN_LOCAL 0x40
 
+/* A transaction being queued (MULTI ... EXEC). */
+typedef struct multi_cmd {
+    const command *cmd;
+    int argc;
+    char **argv; /* one allocation: argv, lens and the bytes */
+    uint32_t *lens;
+} multi_cmd;
+
+typedef struct multi_state {
+    multi_cmd *cmds;
+    int n, cap;
+    bool dirty; /* a command was rejected while queued: EXEC aborts */
+} multi_state;
+
+/* A key this connection WATCHes: its registry node, and whether it was
+ * live then (so expiry, eviction and flushes show at EXEC). */
+typedef struct watch_node watch_node;
+typedef struct watched_key {
+    watch_node *node;
+    bool found;
+} watched_key;
+
 struct conn {
     uint64_t id;
     int fd;
@@ -71,6 +93,11 @@ struct conn {
     const command *cur_cmd;
     conn *prev, *next;
     conn *wnext;
+    multi_state *multi;    /* non-NULL between MULTI and EXEC/DISCARD */
+    _Atomic int multi_len; /* its queued commands, -1 outside (CLIENT LIST) */
+    watched_key *watched;
+    int nwatched, cap_watched;
+    _Atomic bool watch_dirty; /* a watched key was written (by anyone) */
 };
 
 /* ------------------------------------------------------------------------
@@ -94,6 +121,7 @@ struct loop {
     struct event *cron_ev, *notify_ev;
     int notify_fd[2];
     bool final;                 /* shutting down: loop_drain frees nothing */
+    bool exec_locked;           /* EXEC holds the engine lock exclusively */
     batcher b;                  /* the open batch */
     batch_flusher bf;           /* runs it (and the one in flight) */
     conn *clients;
@@ -188,6 +216,26 @@ bool arg_ll(conn *c, const char *s, uint32_t len, long long *out); /* replies er
 void reply_ok(conn *c);
 void reply_engine_error(conn *c, int status);
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens);
+/* Run a looked-up, checked command (dispatch, and EXEC for each queued one). */
+void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
+/* What c wrote to c->out from `before` on goes behind its pending replies
+ * (if any) in the open batch. */
+void reply_in_order(conn *c, size_t before);
+
+/* multi.c: transactions */
+void multi_queue(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
+void multi_reject(conn *c); /* a command was refused while queued */
+void multi_discard(conn *c);
+
+/* watch.c: WATCHed keys of every loop */
+bool watch_active(void);                      /* any key watched at all */
+void watch_touch_batch(const cudis_batch *b); /* the keys of ops applied */
+/* WATCH: the keys are read in the open batch, which the caller drained. */
+void watch_keys(conn *c, int n, char **keys, uint32_t *lens);
+void watch_clear(conn *c); /* UNWATCH */
+/* EXEC: whether a watched key changed since WATCH: written by anyone, or
+ * (read again in the drained open batch) expired, evicted, flushed. */
+bool watch_changed(conn *c);
 /* Runs ops already placed in lp->b alone (after a drain), engine lock held. */
 int run_alone(conn *c);
 

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """test_redispy.py - a client library's normal use against the server:
 redis-py 4.3 (Debian's python3-redis, run with Debian's /usr/bin/python3):
-connection pool shared by threads, pipeline(transaction=False), expiry,
+connection pool shared by threads, pipeline(transaction=False), the
+default transactional pipeline and WATCH with retries, expiry,
 scan_iter, mget/mset, incr family, binary values, unix socket, INFO and
 CONFIG parsing, errors mapped to exceptions. Run by ctest (label e2e):
   /usr/bin/python3 test_redispy.py --server PATH   (or CUDIS_E2E_SERVER=...)
@@ -134,6 +135,61 @@ class RedisPy(unittest.TestCase):
         self.assertIs(res[0], True)
         self.assertIsInstance(res[1], redis.exceptions.ResponseError)
         self.assertEqual(res[2], b"abc")
+
+    def test_transaction(self):
+        r = self.r
+        # the default pipeline is MULTI ... EXEC
+        p = r.pipeline()
+        p.set("t:a", 1)
+        p.incr("t:a")
+        p.get("t:a")
+        self.assertEqual(p.execute(), [True, 2, b"2"])
+        # a runtime error inside: raised, the rest applied
+        p = r.pipeline()
+        p.set("t:s", "abc")
+        p.incr("t:s")
+        p.set("t:after", 1)
+        with self.assertRaises(redis.exceptions.ResponseError):
+            p.execute()
+        self.assertEqual(r.get("t:after"), b"1")
+        res = r.pipeline().set("t:s", "x").incr("t:s").execute(raise_on_error=False)
+        self.assertIs(res[0], True)
+        self.assertIsInstance(res[1], redis.exceptions.ResponseError)
+
+        # optimistic locking: WATCH, read, MULTI, write; retried on conflict
+        r.set("t:n", 0)
+
+        def bump():
+            with r.pipeline() as pipe:
+                while True:
+                    try:
+                        pipe.watch("t:n")
+                        v = int(pipe.get("t:n"))
+                        pipe.multi()
+                        pipe.set("t:n", v + 1)
+                        pipe.execute()
+                        return
+                    except redis.WatchError:
+                        continue
+
+        threads = [threading.Thread(target=lambda: [bump() for _ in range(50)]) for _ in range(6)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        self.assertEqual(int(r.get("t:n")), 300)
+        # a write between WATCH and EXEC raises WatchError
+        with r.pipeline() as pipe:
+            pipe.watch("t:n")
+            r.set("t:n", 7)
+            pipe.multi()
+            pipe.set("t:n", 8)
+            with self.assertRaises(redis.WatchError):
+                pipe.execute()
+        self.assertEqual(r.get("t:n"), b"7")
+        # r.transaction(): the helper that retries
+        r.transaction(lambda pipe: pipe.multi() or pipe.incr("t:n"), "t:n")
+        self.assertEqual(r.get("t:n"), b"8")
 
     def test_scan_iter(self):
         r = self.r
