@@ -29,6 +29,7 @@ static void usage(FILE *f)
             "  -v, --value-size SPEC    32 | 16-1024 (uniform) | 32:5,512:3,4096:2 (weights) (32)\n"
             "  -r, --get-ratio R        fraction of requests that read, 0..1 (0.9)\n"
             "  -m, --mget K             reads are MGET / multi-key get of K keys (off)\n"
+            "      --multi N            each request is a transaction: MULTI, N GET/SET, EXEC\n"
             "  -D, --duration S         measure for S seconds (10)\n"
             "  -n, --requests N         measure N requests instead of a duration\n"
             "  -w, --warmup S           run the workload S seconds before measuring (0)\n"
@@ -61,12 +62,13 @@ enum {
     OPT_LATOUT,
     OPT_ITEMS,
     OPT_HELP,
+    OPT_MULTI,
 };
 
 static const char *csv_header =
     "server,workload,protocol,threads,conns,pipeline,keys,dist,zipf,value_size,get_ratio,mget,"
     "duration_s,requests,rps,keys_per_s,gets,sets,hits,misses,hit_ratio,errors,items,"
-    "mean_us,p50_us,p90_us,p99_us,p999_us,max_us,load_s\n";
+    "mean_us,p50_us,p90_us,p99_us,p999_us,max_us,load_s,multi,commands_per_s\n";
 
 int main(int argc, char **argv)
 {
@@ -83,6 +85,7 @@ int main(int argc, char **argv)
         {"keys", required_argument, 0, 'k'},     {"dist", required_argument, 0, OPT_DIST},
         {"zipf", required_argument, 0, OPT_ZIPF}, {"value-size", required_argument, 0, 'v'},
         {"get-ratio", required_argument, 0, 'r'}, {"mget", required_argument, 0, 'm'},
+        {"multi", required_argument, 0, OPT_MULTI},
         {"duration", required_argument, 0, 'D'}, {"requests", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'},   {"warmup-requests", required_argument, 0, 'W'},   {"no-load", no_argument, 0, OPT_NOLOAD},
         {"fill-on-miss", no_argument, 0, OPT_FILL}, {"seed", required_argument, 0, OPT_SEED},
@@ -118,6 +121,7 @@ int main(int argc, char **argv)
         case 'v': vspec = optarg; break;
         case 'r': o.get_ratio = atof(optarg); break;
         case 'm': o.mget = atoi(optarg); break;
+        case OPT_MULTI: o.multi = atoi(optarg); break;
         case 'D': o.duration_s = atof(optarg); break;
         case 'n': o.requests = strtoull(optarg, NULL, 10); break;
         case 'w': o.warmup_s = atof(optarg); break;
@@ -171,6 +175,10 @@ int main(int argc, char **argv)
 
     double rps = r->elapsed_s > 0 ? (double)r->requests / r->elapsed_s : 0.0;
     double kps = r->elapsed_s > 0 ? (double)(r->key_reads + r->sets) / r->elapsed_s : 0.0;
+    double cps = r->elapsed_s > 0 ? (double)r->commands / r->elapsed_s : 0.0;
+    if (o.multi > 0) {
+        kps = cps; /* every command of a transaction touches one key */
+    }
     double hr = r->hits + r->misses ? (double)r->hits / (double)(r->hits + r->misses) : 0.0;
     double us = 1000.0;
     double p50 = (double)load_hist_percentile(&r->hist, 50.0) / us;
@@ -187,6 +195,9 @@ int main(int argc, char **argv)
            "p50 %.1f p90 %.1f p99 %.1f p99.9 %.1f max %.1f us  errors %llu",
            label, workload, o.conns, o.pipeline, rps, kps, 100.0 * hr, p50, p90, p99, p999, pmax,
            (unsigned long long)r->errors);
+    if (o.multi > 0) {
+        printf("  %.0f cmds/s", cps);
+    }
     if (nitems >= 0) {
         printf("  items %lld", (long long)nitems);
     }
@@ -206,14 +217,14 @@ int main(int argc, char **argv)
         }
         fprintf(f,
                 "%s,%s,%s,%d,%d,%d,%llu,%s,%.3f,%s,%.3f,%d,%.3f,%llu,%.1f,%.1f,%llu,%llu,%llu,%llu,"
-                "%.5f,%llu,%lld,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f\n",
+                "%.5f,%llu,%lld,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%.2f,%d,%.1f\n",
                 label, workload, o.proto == LOAD_PROTO_RESP ? "resp" : "memcache", o.threads,
                 o.conns, o.pipeline, (unsigned long long)o.keys, o.zipf > 0 ? "zipf" : "uniform",
                 o.zipf, vspec, o.get_ratio, o.mget, r->elapsed_s, (unsigned long long)r->requests,
                 rps, kps, (unsigned long long)r->gets, (unsigned long long)r->sets,
                 (unsigned long long)r->hits, (unsigned long long)r->misses, hr,
                 (unsigned long long)r->errors, (long long)nitems, mean, p50, p90, p99, p999, pmax,
-                r->load_s);
+                r->load_s, o.multi, cps);
         fclose(f);
     }
     if (latout) {

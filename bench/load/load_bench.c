@@ -28,7 +28,9 @@
 #define RBUF_SIZE (256 * 1024)
 #define LOAD_DEPTH_MIN 32 /* load phase keeps at least this many SETs in flight */
 
-enum req_kind { REQ_GET, REQ_SET, REQ_MGET, REQ_LOAD, REQ_FILL };
+/* REQ_CTL: the +OK of MULTI or a +QUEUED (no statistics); REQ_TX: the
+ * EXEC that completes a transaction (nkeys commands, key = GETs in it). */
+enum req_kind { REQ_GET, REQ_SET, REQ_MGET, REQ_LOAD, REQ_FILL, REQ_CTL, REQ_TX };
 
 struct req {
     uint64_t t_send;
@@ -215,6 +217,30 @@ static int issue(struct conn *c, uint64_t now, int kind, uint64_t key, bool meas
     int rc;
     if (kind == REQ_LOAD || kind == REQ_FILL) {
         rc = encode_set(w, c, key);
+    } else if (o->multi > 0) {
+        struct req ctl = r;
+        ctl.kind = REQ_CTL;
+        rc = load_encode_word(&c->out, "MULTI");
+        ring_push(c, &ctl);
+        uint64_t ngets = 0;
+        for (int i = 0; i < o->multi && rc == 0; i++) {
+            uint64_t k = load_keygen_next(&w->kg, &w->rng);
+            if (load_rng_double(&w->rng) < o->get_ratio) {
+                char kb[128];
+                size_t kl = load_format_key(kb, o->key_prefix, w->plen, k);
+                rc = load_encode_get(&c->out, o->proto, kb, kl);
+                ngets++;
+            } else {
+                rc = encode_set(w, c, k);
+            }
+            ring_push(c, &ctl);
+        }
+        if (rc == 0) {
+            rc = load_encode_word(&c->out, "EXEC");
+        }
+        r.kind = REQ_TX;
+        r.nkeys = (uint32_t)o->multi;
+        r.key = ngets;
     } else if (load_rng_double(&w->rng) < o->get_ratio) {
         if (o->mget > 0) {
             r.kind = REQ_MGET;
@@ -326,13 +352,20 @@ static void on_reply(struct conn *c, const struct load_reply *rep, uint64_t now)
         }
         return;
     }
+    if (rq.kind == REQ_CTL) {
+        if (rep->error && rq.measured) {
+            w->r.errors++;
+        }
+        return;
+    }
     uint32_t hits = rep->hits, misses = rep->misses;
     if (w->o->proto == LOAD_PROTO_MEMCACHE && (rq.kind == REQ_GET || rq.kind == REQ_MGET)) {
         misses = rq.nkeys > hits ? rq.nkeys - hits : 0;
     }
     w->all_done++;
     atomic_store_explicit(&w->pub_done, w->all_done, memory_order_relaxed);
-    if (rq.kind == REQ_GET || rq.kind == REQ_MGET) {
+    bool reads = rq.kind == REQ_GET || rq.kind == REQ_MGET || (rq.kind == REQ_TX && rq.key > 0);
+    if (reads) {
         w->all_hits += hits;
         w->all_misses += misses;
         atomic_store_explicit(&w->pub_hits, w->all_hits, memory_order_relaxed);
@@ -343,9 +376,10 @@ static void on_reply(struct conn *c, const struct load_reply *rep, uint64_t now)
         struct load_result *r = &w->r;
         r->requests++;
         load_hist_record(&r->hist, now - rq.t_send);
-        if (rq.kind == REQ_GET || rq.kind == REQ_MGET) {
+        r->commands += rq.kind == REQ_TX ? rq.nkeys : 1;
+        if (reads) {
             r->gets++;
-            r->key_reads += rq.nkeys;
+            r->key_reads += rq.kind == REQ_TX ? rq.key : rq.nkeys;
             r->hits += hits;
             r->misses += misses;
         } else {
@@ -624,6 +658,11 @@ int load_run(const struct load_opts *o, struct load_result *res)
         fprintf(stderr, "cudis-bench: bad options (need conns >= threads >= 1, pipeline >= 1)\n");
         return CUDIS_E_INVAL;
     }
+    if (o->multi < 0 || (o->multi > 0 && (o->proto != LOAD_PROTO_RESP || o->mget > 0 ||
+                                           o->fill_on_miss))) {
+        fprintf(stderr, "cudis-bench: --multi needs RESP, and no --mget or --fill-on-miss\n");
+        return CUDIS_E_INVAL;
+    }
     if (o->warmup_requests && !o->requests) {
         fprintf(stderr, "cudis-bench: a warm-up by request count needs --requests too\n");
         return CUDIS_E_INVAL;
@@ -712,6 +751,7 @@ int load_run(const struct load_opts *o, struct load_result *res)
         res->gets += r->gets;
         res->sets += r->sets;
         res->key_reads += r->key_reads;
+        res->commands += r->commands;
         res->hits += r->hits;
         res->misses += r->misses;
         res->errors += r->errors;

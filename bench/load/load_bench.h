@@ -30,6 +30,7 @@ struct load_opts {
     struct load_vsize vsize;
     double get_ratio;   /* fraction of requests that read */
     int mget;           /* > 0: reads are multi-key gets of this many keys */
+    int multi;          /* > 0: each request is MULTI, this many GET/SET, EXEC (RESP) */
     double duration_s;  /* measure time (when requests == 0) */
     uint64_t requests;  /* measure this many requests instead (0 = use duration) */
     double warmup_s;    /* workload time before measuring */
@@ -49,8 +50,10 @@ void load_opts_default(struct load_opts *o);
 struct load_result {
     double elapsed_s;       /* measure window */
     uint64_t requests;      /* completed in the window */
-    uint64_t gets, sets;    /* requests by kind (an MGET counts once) */
+    uint64_t gets, sets;    /* requests by kind (an MGET, a transaction count once; a
+                             * transaction with a GET in it is a get) */
     uint64_t key_reads;     /* keys read (MGET of K counts K) */
+    uint64_t commands;      /* commands completed (a transaction of N counts N) */
     uint64_t hits, misses;  /* per key read */
     uint64_t errors;        /* error replies */
     uint64_t loaded;        /* keys SET by the load phase */

@@ -99,6 +99,17 @@ int load_encode_set(struct load_buf *b, enum load_protocol proto, const char *ke
     return 0;
 }
 
+int load_encode_word(struct load_buf *b, const char *word)
+{
+    char hdr[32];
+    size_t n = strlen(word);
+    int len = snprintf(hdr, sizeof(hdr), "*1\r\n$%zu\r\n", n);
+    if (load_buf_append(b, hdr, (size_t)len) != 0 || load_buf_append(b, word, n) != 0) {
+        return CUDIS_E_NOMEM;
+    }
+    return load_buf_append(b, "\r\n", 2);
+}
+
 int load_encode_mget(struct load_buf *b, enum load_protocol proto, const char *const *keys,
                      const size_t *klens, size_t n)
 {

@@ -38,6 +38,8 @@ int load_buf_append(struct load_buf *b, const void *p, size_t n);
 int load_encode_get(struct load_buf *b, enum load_protocol proto, const char *key, size_t klen);
 int load_encode_set(struct load_buf *b, enum load_protocol proto, const char *key, size_t klen,
                     const char *val, size_t vlen);
+/* A command of no arguments (RESP only: MULTI, EXEC). */
+int load_encode_word(struct load_buf *b, const char *word);
 /* Multi-key get: RESP MGET k1..kn, memcached "get k1 ... kn". keys[i] is
  * klens[i] bytes long. */
 int load_encode_mget(struct load_buf *b, enum load_protocol proto, const char *const *keys,
