@@ -54,10 +54,16 @@ static inline bool item_expired(const bl_item *it, int64_t now_ms)
  * Map
  * ---------------------------------------------------------------------- */
 
-static bl_item *do_find(bl_cache *c, const uint8_t *key, uint32_t key_len, uint64_t h)
+static uint64_t key_hash(const bl_cache *c, uint8_t db, const uint8_t *key, uint32_t key_len)
+{
+    return cudis_hash(key, key_len, c->seed ^ ((uint64_t)db * 0x9e3779b97f4a7c15ull));
+}
+
+static bl_item *do_find(bl_cache *c, uint8_t db, const uint8_t *key, uint32_t key_len, uint64_t h)
 {
     for (bl_item *it = c->buckets[h & c->mask]; it != NULL; it = it->hnext) {
-        if (it->hash == h && it->key_len == key_len && memcmp(item_key(it), key, key_len) == 0) {
+        if (it->hash == h && it->key_len == key_len && it->db == db &&
+            memcmp(item_key(it), key, key_len) == 0) {
             return it;
         }
     }
@@ -110,6 +116,7 @@ static void do_remove(bl_cache *c, bl_item *it)
     map_unlink(c, it);
     c->pol->remove(c, it);
     c->items--;
+    c->db_items[it->db]--;
     c->bytes_used -= item_charge(c, it->key_len, it->val_len);
     c->key_bytes -= it->key_len;
     c->value_bytes -= it->val_len;
@@ -163,7 +170,10 @@ void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_
         return NULL;
     }
     c->buckets = calloc(nb, sizeof(bl_item *));
-    if (c->buckets == NULL) {
+    c->db_items = calloc(CUDIS_MAX_DBS, sizeof(uint64_t));
+    if (c->buckets == NULL || c->db_items == NULL) {
+        free(c->buckets);
+        free(c->db_items);
         free(c);
         snprintf(why, why_len, "%s: out of memory for %" PRIu64 " buckets", pol->name, nb);
         return NULL;
@@ -174,6 +184,9 @@ void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_
     c->budget = cfg->memory_bytes;
     c->max_items = cfg->max_items;
     c->max_key_len = cfg->max_key_len ? cfg->max_key_len : BL_DEFAULT_KEY_LEN;
+    if (c->max_key_len > BL_MAX_KEY_LEN) {
+        c->max_key_len = BL_MAX_KEY_LEN;
+    }
     c->max_val_len = cfg->max_val_len ? cfg->max_val_len : BL_DEFAULT_VAL_LEN;
     c->allow_empty_key = cfg->allow_empty_key;
     c->seed = cfg->seed ? cfg->seed : 0x9e3779b97f4a7c15ull;
@@ -198,6 +211,7 @@ static void do_free_all(bl_cache *c)
     }
     c->pol->clear(c);
     c->items = 0;
+    memset(c->db_items, 0, CUDIS_MAX_DBS * sizeof(uint64_t));
     c->key_bytes = 0;
     c->value_bytes = 0;
     c->bytes_used = c->fixed_bytes + table_bytes(c->mask + 1);
@@ -211,6 +225,7 @@ void bl_destroy(void *store)
     }
     do_free_all(c);
     free(c->buckets);
+    free(c->db_items);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -264,8 +279,8 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
     }
 
     /* 1. look up; an expired entry is reclaimed and counts as absent */
-    uint64_t h = cudis_hash(key, op->key_len, c->seed);
-    bl_item *it = do_find(c, key, op->key_len, h);
+    uint64_t h = key_hash(c, op->db, key, op->key_len);
+    bl_item *it = do_find(c, op->db, key, op->key_len, h);
     if (it != NULL && item_expired(it, b->now_ms)) {
         c->evict_expired++;
         do_remove(c, it);
@@ -323,6 +338,7 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
         nit->hash = h;
         nit->expire_ms = plan.expire_ms;
         nit->key_len = op->key_len;
+        nit->db = op->db;
         nit->val_len = plan.new_len;
         memcpy(nit->data, key, op->key_len);
         cudis_plan_build(&plan, cur.found ? cur.val : NULL, b->in + op->val_off, item_val(nit));
@@ -333,6 +349,7 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
             break;
         }
         c->items++;
+        c->db_items[nit->db]++;
         c->bytes_used += need;
         c->key_bytes += nit->key_len;
         c->value_bytes += nit->val_len;
@@ -346,6 +363,7 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
             *pp = nit;
             c->pol->replace(c, it, nit);
             c->items--;
+            c->db_items[it->db]--;
             c->bytes_used -= item_charge(c, it->key_len, it->val_len);
             c->key_bytes -= it->key_len;
             c->value_bytes -= it->val_len;
@@ -411,7 +429,7 @@ static uint64_t rev64(uint64_t v)
 
 /* Redis's reverse-binary cursor: a table that grows between calls never
  * makes the scan miss a key. */
-int bl_scan(void *store, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+int bl_scan(void *store, int db, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
             void *arg, uint64_t *next)
 {
     bl_cache *c = store;
@@ -423,8 +441,8 @@ int bl_scan(void *store, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_
     bool stop = false;
     for (uint32_t n = 0; n < count && !stop; n++) {
         for (bl_item *it = c->buckets[v & c->mask]; it != NULL && !stop; it = it->hnext) {
-            if (!item_expired(it, now_ms)) {
-                stop = fn(arg, item_key(it), it->key_len, it->expire_ms) != 0;
+            if (!item_expired(it, now_ms) && (db == CUDIS_DB_ALL || it->db == (uint32_t)db)) {
+                stop = fn(arg, (uint8_t)it->db, item_key(it), it->key_len, it->expire_ms) != 0;
             }
         }
         v |= ~c->mask;
@@ -450,26 +468,27 @@ static uint64_t xorshift(uint64_t *s)
     return x;
 }
 
-int bl_random_key(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+int bl_random_key(void *store, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                  uint32_t *len)
 {
     bl_cache *c = store;
     int rc = 0;
     pthread_mutex_lock(&c->lock);
-    if (c->items > 0) {
+    if (c->db_items[db] > 0) {
         uint64_t nb = c->mask + 1;
         uint64_t start = xorshift(&c->rng) & c->mask;
         for (uint64_t k = 0; k < nb && rc == 0; k++) {
             bl_item *b = c->buckets[(start + k) & c->mask];
             uint32_t live = 0;
             for (bl_item *it = b; it != NULL; it = it->hnext) {
-                live += !item_expired(it, now_ms);
+                live += !item_expired(it, now_ms) && it->db == db;
             }
             if (live == 0) {
                 continue;
             }
             uint32_t pick = (uint32_t)(xorshift(&c->rng) % live);
             for (bl_item *it = b; it != NULL; it = it->hnext) {
-                if (item_expired(it, now_ms)) {
+                if (item_expired(it, now_ms) || it->db != db) {
                     continue;
                 }
                 if (pick-- == 0) {
@@ -489,13 +508,33 @@ int bl_random_key(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint3
     return rc;
 }
 
-int bl_flush(void *store)
+int bl_flush(void *store, int db)
 {
     bl_cache *c = store;
     pthread_mutex_lock(&c->lock);
-    do_free_all(c);
+    if (db == CUDIS_DB_ALL) {
+        do_free_all(c);
+    } else {
+        for (uint64_t i = 0; i <= c->mask; i++) {
+            for (bl_item *it = c->buckets[i], *nx; it != NULL; it = nx) {
+                nx = it->hnext;
+                if (it->db == (uint32_t)db) {
+                    do_remove(c, it);
+                }
+            }
+        }
+    }
     pthread_mutex_unlock(&c->lock);
     return CUDIS_OK;
+}
+
+uint64_t bl_db_size(void *store, uint8_t db)
+{
+    bl_cache *c = store;
+    pthread_mutex_lock(&c->lock);
+    uint64_t n = c->db_items[db];
+    pthread_mutex_unlock(&c->lock);
+    return n;
 }
 
 int bl_sweep(void *store, int64_t now_ms, uint32_t max_work)

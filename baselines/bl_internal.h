@@ -12,14 +12,19 @@
 
 #include "engine_store.h"
 
-/* One key/value pair: one malloc holding the header, the key, the value. */
+#define BL_MAX_KEY_LEN 0xffffffu
+
+/* One key/value pair: one malloc holding the header, the key, the value.
+ * The key is (db, key bytes). */
 typedef struct bl_item {
     struct bl_item *hnext;       /* hash chain */
     struct bl_item *prev, *next; /* policy list (toward head = newer/hotter) */
     struct bl_freq *freq;        /* LFU: the frequency bucket holding the item */
     uint64_t hash;
     int64_t expire_ms; /* 0 = none */
-    uint32_t key_len, val_len;
+    uint32_t key_len : 24; /* up to BL_MAX_KEY_LEN */
+    uint32_t db : 8;       /* the key's database */
+    uint32_t val_len;
     uint8_t data[]; /* key bytes, then value bytes */
 } bl_item;
 
@@ -67,6 +72,7 @@ struct bl_cache {
     uint64_t hits, misses, evict_memory, evict_expired;
     uint32_t expected_item_bytes;
 
+    uint64_t *db_items; /* CUDIS_MAX_DBS counts (a calloc beside the budget: 2 KiB) */
     uint64_t rng;       /* random_key */
     uint64_t sweep_pos; /* next bucket for sweep */
 
@@ -81,10 +87,12 @@ extern const bl_policy bl_policy_lru, bl_policy_fifo, bl_policy_lfu;
 void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_t why_len);
 void bl_destroy(void *store);
 int bl_execute(void *store, cudis_batch *batch);
-int bl_scan(void *store, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+int bl_scan(void *store, int db, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
             void *arg, uint64_t *next);
-int bl_random_key(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
-int bl_flush(void *store);
+int bl_random_key(void *store, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                  uint32_t *len);
+int bl_flush(void *store, int db);
+uint64_t bl_db_size(void *store, uint8_t db);
 int bl_sweep(void *store, int64_t now_ms, uint32_t max_work);
 uint64_t bl_sweep_units(void *store); /* hash buckets: one pass of bl_sweep */
 void bl_stats(void *store, cudis_stats *out);

@@ -79,9 +79,14 @@ enum cudis_op_code {
 #define CUDIS_F_PERSIST 0x0100 /* GET: remove the expiry (GETEX PERSIST) */
 #define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
 
+/* Numbered databases: an op names its key's database; keys of different
+ * databases never meet (a store keeps (db, key) as the key). */
+#define CUDIS_MAX_DBS 256
+#define CUDIS_DB_ALL (-1) /* scan, flush: every database */
+
 typedef struct cudis_op {
     uint8_t code;      /* enum cudis_op_code */
-    uint8_t reserved;
+    uint8_t db;        /* the key's database, 0..CUDIS_MAX_DBS-1 */
     uint16_t flags;    /* CUDIS_F_* */
     uint32_t key_len;
     uint64_t key_off;  /* key bytes at batch->in + key_off */
@@ -121,8 +126,9 @@ typedef struct cudis_batch {
     int64_t now_ms;      /* the clock every op of the batch uses for expiry */
 } cudis_batch;
 
-/* Called by scan for each live key. Return non-zero to stop early. */
-typedef int (*cudis_scan_fn)(void *arg, const uint8_t *key, uint32_t key_len,
+/* Called by scan for each live key (with its database). Return non-zero to
+ * stop early. */
+typedef int (*cudis_scan_fn)(void *arg, uint8_t db, const uint8_t *key, uint32_t key_len,
                              int64_t expire_ms);
 
 /* ------------------------------------------------------------------------

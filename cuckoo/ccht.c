@@ -205,7 +205,8 @@ int ccht_execute(ccht *t, cudis_batch *b)
             int e = ccht_exec_check(T, op);
             err[j % CCHT_PIPE] = (int8_t)e;
             if (e == CUDIS_OK) {
-                ring[j % CCHT_PIPE] = ccht_hash_key(&T->v, b->in + op->key_off, op->key_len);
+                ring[j % CCHT_PIPE] =
+                    ccht_hash_key(&T->v, op->db, b->in + op->key_off, op->key_len);
                 ccht_prefetch_buckets(&T->v, &ring[j % CCHT_PIPE]);
             }
         }
@@ -378,10 +379,11 @@ int ccht_ttl(ccht *t, const void *key, uint32_t key_len, int64_t *expire_ms)
  * Whole-table operations
  * ---------------------------------------------------------------------- */
 
-/* Copy the key of slot (b, w) if it holds a live item: 1 copied, 0 empty or
- * expired, CUDIS_E_OUTBUF when cap is too small (*len = needed). */
-static int slot_key(ccht *t, uint64_t b, uint32_t w, int64_t now_ms, uint8_t *buf, uint32_t cap,
-                    uint32_t *len, int64_t *expire)
+/* Copy the key of slot (b, w) if it holds a live item of database db (or
+ * of any: CUDIS_DB_ALL): 1 copied, 0 empty, expired or another database's,
+ * CUDIS_E_OUTBUF when cap is too small (*len = needed). */
+static int slot_key(ccht *t, int db, uint64_t b, uint32_t w, int64_t now_ms, uint8_t *buf,
+                    uint32_t cap, uint32_t *len, int64_t *expire, uint8_t *db_out)
 {
     const ccht_view *v = &t->T.v;
     for (;;) {
@@ -400,6 +402,12 @@ static int slot_key(ccht *t, uint64_t b, uint32_t w, int64_t now_ms, uint8_t *bu
             }
             continue;
         }
+        if (db != CUDIS_DB_ALL && ccht_item_db(h0) != (uint32_t)db) {
+            if (ccht_read_valid(v, b, ver)) {
+                return 0;
+            }
+            continue;
+        }
         int64_t e = ccht_item_expire(v, off, h0);
         if (klen <= cap) {
             ccht_bytes_read(buf, ccht_item_key(v, off, h0), klen);
@@ -412,11 +420,12 @@ static int slot_key(ccht *t, uint64_t b, uint32_t w, int64_t now_ms, uint8_t *bu
         }
         *len = klen;
         *expire = e;
+        *db_out = (uint8_t)ccht_item_db(h0);
         return klen <= cap ? 1 : CUDIS_E_OUTBUF;
     }
 }
 
-int ccht_scan(ccht *t, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+int ccht_scan(ccht *t, int db, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
               void *arg, uint64_t *next)
 {
     uint64_t n = t->T.v.n_buckets;
@@ -434,7 +443,9 @@ int ccht_scan(ccht *t, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_sc
         for (uint32_t w = 0; w < t->T.v.ways; w++) {
             uint32_t len;
             int64_t e;
-            if (slot_key(t, b, w, now_ms, buf, cap, &len, &e) == 1 && fn(arg, buf, len, e) != 0) {
+            uint8_t kdb;
+            if (slot_key(t, db, b, w, now_ms, buf, cap, &len, &e, &kdb) == 1 &&
+                fn(arg, kdb, buf, len, e) != 0) {
                 free(buf);
                 *next = b + 1 < n ? b + 1 : 0;
                 return CUDIS_OK;
@@ -446,18 +457,22 @@ int ccht_scan(ccht *t, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_sc
     return CUDIS_OK;
 }
 
-int ccht_random_key(ccht *t, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+int ccht_random_key(ccht *t, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
 {
     uint64_t n = t->T.v.n_buckets;
     uint32_t ways = t->T.v.ways;
     uint64_t r = cudis_mix64(cudis_mono_ns() ^ (uintptr_t)len, 0x9e3779b97f4a7c15ull);
     int64_t e;
+    uint8_t kdb;
+    if (ccht_db_size(t, db) == 0) {
+        return 0;
+    }
     for (int tries = 0; tries < 64; tries++) {
         r = cudis_mix64(r, 0xd6e8feb86659fd93ull) + (uint64_t)tries;
         uint64_t b = ccht_fastrange(r, n);
         uint32_t w0 = (uint32_t)(r % ways);
         for (uint32_t i = 0; i < ways; i++) {
-            int rc = slot_key(t, b, (w0 + i) % ways, now_ms, buf, cap, len, &e);
+            int rc = slot_key(t, db, b, (w0 + i) % ways, now_ms, buf, cap, len, &e, &kdb);
             if (rc != 0) {
                 return rc;
             }
@@ -467,7 +482,7 @@ int ccht_random_key(ccht *t, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_
     for (uint64_t k = 0; k < n; k++) {
         uint64_t b = (start + k) % n;
         for (uint32_t w = 0; w < ways; w++) {
-            int rc = slot_key(t, b, w, now_ms, buf, cap, len, &e);
+            int rc = slot_key(t, db, b, w, now_ms, buf, cap, len, &e, &kdb);
             if (rc != 0) {
                 return rc;
             }
@@ -476,11 +491,35 @@ int ccht_random_key(ccht *t, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_
     return 0;
 }
 
-int ccht_flush(ccht *t)
+int ccht_flush(ccht *t, int db)
 {
-    memset(t->T.v.buckets, 0, t->g.index_bytes);
-    ccht_geom_meta_init(&t->g, t->mem + t->g.meta_off, true);
+    if (db == CUDIS_DB_ALL) {
+        memset(t->T.v.buckets, 0, t->g.index_bytes);
+        ccht_geom_meta_init(&t->g, t->mem + t->g.meta_off, true);
+        return CUDIS_OK;
+    }
+    /* one database: its items leave bucket by bucket, under each lock */
+    ccht_tally ty;
+    ccht_tally_zero(&ty);
+    uint32_t shard = (uint32_t)cudis_mono_ns();
+    for (uint64_t b = 0; b < t->T.v.n_buckets; b++) {
+        ccht_drop_db_bucket(&t->T, b, (uint32_t)db, shard + (uint32_t)b, &ty);
+    }
+    ccht_tally_flush(&t->T, &ty);
     return CUDIS_OK;
+}
+
+uint64_t ccht_db_size(ccht *t, uint8_t db)
+{
+    const uint64_t *dn = t->T.v.db_items;
+    if (db != 0) {
+        return ld64(&dn[db]);
+    }
+    uint64_t n = ld64(&t->T.cnt[CCHT_C_ITEMS]);
+    for (int i = 1; i < CCHT_DBS; i++) {
+        n -= ld64(&dn[i]);
+    }
+    return n;
 }
 
 uint64_t ccht_sweep_units(const ccht *t)

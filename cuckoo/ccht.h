@@ -91,17 +91,22 @@ int ccht_ttl(ccht *t, const void *key, uint32_t key_len, int64_t *expire_ms);
 
 /* ---- whole-table operations ------------------------------------------- */
 
-/* Visit live keys from `cursor` (0 = start) over about `count` buckets; sets
- * *next (0 when done). A key is reported at most once per full scan when the
- * table is not modified. fn may call back into the table. Returns 0. */
-int ccht_scan(ccht *t, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
+/* Visit the live keys of database db (CUDIS_DB_ALL: of every one) from
+ * `cursor` (0 = start) over about `count` buckets; sets *next (0 when
+ * done). A key is reported at most once per full scan when the table is not
+ * modified. fn may call back into the table. Returns 0. */
+int ccht_scan(ccht *t, int db, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
               void *arg, uint64_t *next);
 
-/* A random live key into buf. 1 found, 0 empty, CUDIS_E_OUTBUF (*len = needed). */
-int ccht_random_key(ccht *t, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
+/* A random live key of database db into buf. 1 found, 0 empty, CUDIS_E_OUTBUF
+ * (*len = needed). */
+int ccht_random_key(ccht *t, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
 
-/* Remove every key (not concurrent with other calls). Returns 0. */
-int ccht_flush(ccht *t);
+/* Remove every key (CUDIS_DB_ALL: not concurrent with other calls) or the
+ * keys of one database (bucket by bucket, under the bucket locks). */
+int ccht_flush(ccht *t, int db);
+/* Items of database db (live and expired-unreclaimed, as stats' items). */
+uint64_t ccht_db_size(ccht *t, uint8_t db);
 
 /* Reclaim expired items over about max_work buckets from an internal
  * cursor. Returns how many were reclaimed (counted in evict_expired). */

@@ -79,9 +79,11 @@ CUDIS_HD static inline void ccht_tally_zero(ccht_tally *ty)
 /* An item leaves the index (the caller holds its bucket). */
 CUDIS_HD static inline void ccht_tally_drop(ccht_tally *ty, const ccht_view *v, uint64_t off)
 {
+    uint32_t h0 = ccht_item_h0(v, off);
     ty->c[CCHT_C_ITEMS] -= 1;
-    ty->c[CCHT_C_KEY_BYTES] -= (int64_t)(ccht_item_h0(v, off) & CCHT_ITEM_KLEN_MASK);
+    ty->c[CCHT_C_KEY_BYTES] -= (int64_t)(h0 & CCHT_ITEM_KLEN_MASK);
     ty->c[CCHT_C_VAL_BYTES] -= (int64_t)ccht_item_vlen(v, off);
+    ccht_db_count(v, ccht_item_db(h0), -1);
 }
 
 /* xorshift64 for victim sampling; *s must be non-zero. */

@@ -107,6 +107,7 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
 
     /* index */
     int64_t items = 0, kbytes = 0, vbytes = 0;
+    int64_t dbn[CCHT_DBS] = {0}; /* items per database */
     for (uint64_t b = 0; b < v->n_buckets; b++) {
         if (*ccht_bkt_version(v, b) & CCHT_VER_LOCK) {
             bad(a, "bucket %llu is locked", (unsigned long long)b);
@@ -154,6 +155,7 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
                     (unsigned long long)off, (unsigned long long)size, (unsigned long long)room);
             }
             items++;
+            dbn[ccht_item_db(h0)]++;
             kbytes += klen;
             vbytes += vlen;
             /* the same key elsewhere in its pair? */
@@ -173,7 +175,8 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
                         continue;
                     }
                     uint32_t h = ccht_item_h0(v, o);
-                    if ((h & CCHT_ITEM_KLEN_MASK) == klen &&
+                    if ((h & (CCHT_ITEM_KLEN_MASK | CCHT_ITEM_DB_MASK)) ==
+                            (h0 & (CCHT_ITEM_KLEN_MASK | CCHT_ITEM_DB_MASK)) &&
                         memcmp(ccht_item_key(v, o, h), ccht_item_key(v, off, h0), klen) == 0) {
                         seen++;
                     }
@@ -192,6 +195,12 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
             "%lld",
             (long long)items, (long long)kbytes, (long long)vbytes, (long long)T->cnt[CCHT_C_ITEMS],
             (long long)T->cnt[CCHT_C_KEY_BYTES], (long long)T->cnt[CCHT_C_VAL_BYTES]);
+    }
+    for (int d = 1; d < CCHT_DBS && v->db_items != NULL; d++) {
+        if (dbn[d] != (int64_t)v->db_items[d]) {
+            bad(a, "database %d holds %lld items, its counter says %lld", d, (long long)dbn[d],
+                (long long)v->db_items[d]);
+        }
     }
 
     /* free lists */

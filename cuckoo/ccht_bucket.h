@@ -140,11 +140,33 @@ CUDIS_HD static inline ccht_hkey ccht_hkey_of(const ccht_view *v, uint64_t h)
     return hk;
 }
 
-/* Candidate buckets and fingerprint of a key. */
-CUDIS_HD static inline ccht_hkey ccht_hash_key(const ccht_view *v, const uint8_t *key,
+/* The hash seed of database db: the same key in two databases lands in
+ * unrelated buckets (database 0 keeps the table's seed). */
+CUDIS_HD static inline uint64_t ccht_db_seed(const ccht_view *v, uint32_t db)
+{
+    return v->seed ^ ((uint64_t)db * 0x9e3779b97f4a7c15ull);
+}
+
+/* Candidate buckets and fingerprint of a key of database db. */
+CUDIS_HD static inline ccht_hkey ccht_hash_key(const ccht_view *v, uint32_t db, const uint8_t *key,
                                                uint32_t key_len)
 {
-    return ccht_hkey_of(v, cudis_hash(key, key_len, v->seed));
+    return ccht_hkey_of(v, cudis_hash(key, key_len, ccht_db_seed(v, db)));
+}
+
+/* The database of an item (from its header word). */
+CUDIS_HD static inline uint32_t ccht_item_db(uint32_t h0)
+{
+    return (h0 & CCHT_ITEM_DB_MASK) >> CCHT_ITEM_DB_SHIFT;
+}
+
+/* Items per database: database 0's are the table's total minus the others,
+ * so the common case touches no extra counter. */
+CUDIS_HD static inline void ccht_db_count(const ccht_view *v, uint32_t db, int64_t delta)
+{
+    if (db != 0 && v->db_items != 0) {
+        cudis_fetch_add_u64(&v->db_items[db], (uint64_t)delta);
+    }
 }
 
 /* ------------------------------------------------------------------------
@@ -393,8 +415,8 @@ CUDIS_HD static inline bool ccht_bytes_eq(const uint8_t *a, const uint8_t *b, ui
 
 /* Write an item header into a chunk this thread owns. h0 is written last
  * (LIVE); the caller then publishes the slot word with a release store. */
-CUDIS_HD static inline void ccht_item_init(const ccht_view *v, uint64_t off, uint32_t key_len,
-                                           uint32_t val_len, int64_t expire_ms)
+CUDIS_HD static inline void ccht_item_init(const ccht_view *v, uint64_t off, uint32_t db,
+                                           uint32_t key_len, uint32_t val_len, int64_t expire_ms)
 {
     uint8_t *p = v->arena + off;
     cudis_store_relaxed_u32((uint32_t *)(p + 4), val_len);
@@ -402,6 +424,7 @@ CUDIS_HD static inline void ccht_item_init(const ccht_view *v, uint64_t off, uin
         cudis_store_relaxed_u64((uint64_t *)(p + 8), (uint64_t)expire_ms);
     }
     cudis_store_relaxed_u32((uint32_t *)p, CCHT_ITEM_LIVE | (expire_ms ? CCHT_ITEM_EXP : 0) |
+                                               ((db << CCHT_ITEM_DB_SHIFT) & CCHT_ITEM_DB_MASK) |
                                                (key_len & CCHT_ITEM_KLEN_MASK));
 }
 
@@ -409,16 +432,18 @@ CUDIS_HD static inline void ccht_item_init(const ccht_view *v, uint64_t off, uin
  * Probing
  * ---------------------------------------------------------------------- */
 
-/* True when the item at `off` is a consistent live item with this key. Safe
- * on a chunk that is being rewritten (bounds-checked); validate afterwards. */
-CUDIS_HD static inline bool ccht_item_is_key(const ccht_view *v, uint64_t off, const uint8_t *key,
-                                             uint32_t key_len, uint32_t *h0_out)
+/* True when the item at `off` is a consistent live item with this key of
+ * database db. Safe on a chunk that is being rewritten (bounds-checked);
+ * validate afterwards. */
+CUDIS_HD static inline bool ccht_item_is_key(const ccht_view *v, uint64_t off, uint32_t db,
+                                             const uint8_t *key, uint32_t key_len, uint32_t *h0_out)
 {
     if (off + CCHT_ITEM_HDR_EXP > v->arena_bytes) {
         return false;
     }
     uint32_t h0 = ccht_item_h0(v, off);
-    if (!(h0 & CCHT_ITEM_LIVE) || (h0 & CCHT_ITEM_KLEN_MASK) != key_len) {
+    if (!(h0 & CCHT_ITEM_LIVE) || (h0 & (CCHT_ITEM_KLEN_MASK | CCHT_ITEM_DB_MASK)) !=
+                                      (key_len | (db << CCHT_ITEM_DB_SHIFT))) {
         return false;
     }
     uint64_t end = off + ccht_item_hdr((h0 & CCHT_ITEM_EXP) != 0) + key_len;
@@ -450,8 +475,9 @@ CUDIS_HD static inline bool ccht_item_vlen_ok(const ccht_view *v, uint64_t off, 
  * *loc and the item's header in *h0. Under the pair lock (locked = true:
  * slot words cannot change, relaxed loads suffice) the answer is exact;
  * optimistically (acquire loads) it must be validated with ccht_read_valid. */
-CUDIS_HD static inline bool ccht_probe(const ccht_view *v, const ccht_hkey *hk, const uint8_t *key,
-                                       uint32_t key_len, bool locked, ccht_loc *loc, uint32_t *h0)
+CUDIS_HD static inline bool ccht_probe(const ccht_view *v, const ccht_hkey *hk, uint32_t db,
+                                       const uint8_t *key, uint32_t key_len, bool locked,
+                                       ccht_loc *loc, uint32_t *h0)
 {
     for (int i = 0; i < 2; i++) {
         uint64_t b = i == 0 ? hk->b1 : hk->b2;
@@ -464,7 +490,7 @@ CUDIS_HD static inline bool ccht_probe(const ccht_view *v, const ccht_hkey *hk, 
             if (word == 0 || ccht_slot_fp(word) != hk->fp) {
                 continue;
             }
-            if (ccht_item_is_key(v, ccht_slot_off(word), key, key_len, h0)) {
+            if (ccht_item_is_key(v, ccht_slot_off(word), db, key, key_len, h0)) {
                 loc->bucket = b;
                 loc->way = w;
                 loc->word = word;
@@ -516,7 +542,7 @@ CUDIS_HD static inline bool ccht_chunk_hkey(const ccht_view *v, uint64_t off, cc
         return false;
     }
     uint8_t buf[16];
-    uint64_t h = cudis_hash_start(len, v->seed);
+    uint64_t h = cudis_hash_start(len, ccht_db_seed(v, ccht_item_db(h0)));
     while (len > 16) {
         ccht_bytes_read(buf, p, 16);
         h = cudis_hash_block(h, cudis_read_le(buf, 8), cudis_read_le(buf + 8, 8));

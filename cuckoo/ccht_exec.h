@@ -185,7 +185,7 @@ CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, con
         ccht_loc loc = {0, 0, 0};
         uint32_t h0 = 0;
         cudis_cur cur = {false, 0, 0, 0};
-        if (ccht_probe(v, hk, x->key, x->op->key_len, false, &loc, &h0) &&
+        if (ccht_probe(v, hk, x->op->db, x->key, x->op->key_len, false, &loc, &h0) &&
             !ccht_cur_from(v, ccht_slot_off(loc.word), h0, x->now_ms, &cur)) {
             continue;
         }
@@ -290,7 +290,7 @@ CUDIS_HD static inline uint64_t ccht_fill_item(const ccht_view *v, uint64_t off,
     uint8_t *p = v->arena + off + ccht_item_hdr(has_exp);
     ccht_bytes_write(p, x->key, x->op->key_len);
     ccht_build_value(plan, old, x->arg, p + x->op->key_len, false);
-    ccht_item_init(v, off, x->op->key_len, plan->new_len, plan->expire_ms);
+    ccht_item_init(v, off, x->op->db, x->op->key_len, plan->new_len, plan->expire_ms);
     return ccht_slot_make(hk->fp, off, has_exp);
 }
 
@@ -308,7 +308,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
         uint32_t h0 = 0;
         cudis_cur cur = {false, 0, 0, 0};
         uint64_t old_off = 0;
-        bool f = ccht_probe(v, hk, x->key, x->op->key_len, true, &loc, &h0);
+        bool f = ccht_probe(v, hk, x->op->db, x->key, x->op->key_len, true, &loc, &h0);
         if (f) {
             old_off = ccht_slot_off(loc.word);
             (void)ccht_cur_from(v, old_off, h0, x->now_ms, &cur); /* stable under the lock */
@@ -441,6 +441,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 ccht_arena_free(a, ccht_slot_off(dst.word), x->shard);
             }
             ty->c[CCHT_C_ITEMS] += 1;
+            ccht_db_count(v, x->op->db, 1);
             ty->c[CCHT_C_KEY_BYTES] += x->op->key_len;
             ty->c[CCHT_C_VAL_BYTES] += plan.new_len;
             break;
@@ -484,7 +485,7 @@ CUDIS_HD static inline void ccht_exec_op(const ccht_table *T, ccht_env *x, ccht_
     if (rc != CUDIS_OK) {
         return;
     }
-    ccht_hkey hk = ccht_hash_key(&T->v, x->key, x->op->key_len);
+    ccht_hkey hk = ccht_hash_key(&T->v, x->op->db, x->key, x->op->key_len);
     if (ccht_op_is_read(x->op)) {
         ccht_exec_read(T, x, &hk, ty);
     } else {
@@ -516,6 +517,38 @@ CUDIS_HD static inline uint32_t ccht_sweep_bucket(const ccht_table *T, uint64_t 
         if (word != 0 && ccht_slot_expired(v, word, now_ms)) {
             uint64_t off = ccht_slot_off(word);
             ty->c[CCHT_C_EVICT_EXPIRED] += 1;
+            ccht_tally_drop(ty, v, off);
+            cudis_store_rel_u64(ccht_bkt_slot(v, b, w), 0);
+            ccht_arena_free(&T->a, off, shard);
+            n++;
+        }
+    }
+    ccht_bkt_unlock(v, b);
+    return n;
+}
+
+/* Remove the items of database db from bucket b (locks it; FLUSHDB).
+ * Returns how many. */
+CUDIS_HD static inline uint32_t ccht_drop_db_bucket(const ccht_table *T, uint64_t b, uint32_t db,
+                                                    uint32_t shard, ccht_tally *ty)
+{
+    const ccht_view *v = &T->v;
+    bool any = false;
+    for (uint32_t w = 0; w < v->ways; w++) {
+        any = any || cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w)) != 0;
+    }
+    if (!any) {
+        return 0;
+    }
+    uint32_t n = 0;
+    ccht_bkt_lock(v, b);
+    for (uint32_t w = 0; w < v->ways; w++) {
+        uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
+        if (word == 0) {
+            continue;
+        }
+        uint64_t off = ccht_slot_off(word);
+        if (ccht_item_db(ccht_item_h0(v, off)) == db) {
             ccht_tally_drop(ty, v, off);
             cudis_store_rel_u64(ccht_bkt_slot(v, b, w), 0);
             ccht_arena_free(&T->a, off, shard);

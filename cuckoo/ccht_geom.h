@@ -7,7 +7,7 @@
  * image) and the host simulation of the kernels (tests/kernels).
  *
  * Block: [index | arena | meta], each part 4096-aligned, total <= budget.
- * meta: [counters | clock | pool | classes | page_class | page_run |
+ * meta: [counters | clock | items per database | pool | classes | page_class | page_run |
  * page_drain | page_pos | pool_stack].
  */
 #ifndef CCHT_GEOM_H
@@ -37,8 +37,8 @@ typedef struct ccht_geom {
     uint64_t meta_bytes;
     uint64_t total;
     /* offsets inside meta */
-    uint64_t m_cnt, m_clock, m_pool, m_cls, m_page_class, m_page_run, m_page_drain, m_page_pos,
-        m_pool_stack;
+    uint64_t m_cnt, m_clock, m_dbn, m_pool, m_cls, m_page_class, m_page_run, m_page_drain,
+        m_page_pos, m_pool_stack;
 } ccht_geom;
 
 static inline uint64_t ccht_align(uint64_t v, uint64_t a)
@@ -93,7 +93,7 @@ static inline uint32_t ccht_geom_classes(uint64_t page_bytes, uint32_t n_pages, 
     return n;
 }
 
-#define CCHT_GEOM_FIXED_META (256 + 64 + sizeof(ccht_pool))
+#define CCHT_GEOM_FIXED_META (256 + 64 + 8 * CCHT_DBS + sizeof(ccht_pool))
 #define CCHT_GEOM_PAGE_META 20u /* page_class, page_run, page_drain, page_pos, pool_stack */
 
 /* The meta bytes for n_classes classes and n_pages pages. */
@@ -203,6 +203,8 @@ static inline int ccht_geom_plan(ccht_geom *g, uint64_t budget, uint64_t max_ite
     m += 256;
     g->m_clock = m;
     m += 64;
+    g->m_dbn = m;
+    m += 8ull * CCHT_DBS;
     g->m_pool = m;
     m += sizeof(ccht_pool);
     g->m_cls = m;
@@ -248,6 +250,7 @@ static inline void ccht_geom_bind(const ccht_geom *g, ccht_table *T, uint8_t *ba
     memcpy(T->a.class_size, g->class_size, sizeof(uint32_t) * g->n_classes);
     T->cnt = (uint64_t *)(meta + g->m_cnt);
     T->clock = (uint64_t *)(meta + g->m_clock);
+    T->v.db_items = (uint64_t *)(meta + g->m_dbn);
     T->max_key_len = max_key_len;
     T->max_val_len = max_val_len;
     T->allow_empty_key = allow_empty_key ? 1 : 0;

@@ -26,7 +26,7 @@
  * either free, carved into equal chunks of one size class, or part of a
  * run of whole pages holding one large item (bigger than a page). A chunk
  * holds an item:
- *     uint32_t h0;                state + flags + key length (below)
+ *     uint32_t h0;                state + flags + database + key length (below)
  *     uint32_t val_len;
  *     int64_t  expire_ms;         only when CCHT_ITEM_EXP is set
  *     key bytes, then value bytes (no padding between them)
@@ -94,7 +94,10 @@ CUDIS_HD static inline uint64_t ccht_slot_off(uint64_t w)
 #define CCHT_ITEM_LIVE 0x80000000u   /* published (or about to be) item */
 #define CCHT_ITEM_RESV 0x40000000u   /* allocated, being written, not yet published */
 #define CCHT_ITEM_EXP 0x20000000u    /* an int64 expire_ms follows val_len */
-#define CCHT_ITEM_KLEN_MASK 0x1fffffffu
+#define CCHT_DBS 256                 /* databases (= CUDIS_MAX_DBS) */
+#define CCHT_ITEM_DB_SHIFT 21        /* bits 28..21: the key's database */
+#define CCHT_ITEM_DB_MASK 0x1fe00000u
+#define CCHT_ITEM_KLEN_MASK 0x001fffffu /* keys up to 2 MiB - 1 */
 #define CCHT_ITEM_HDR 8u             /* header bytes without expiry */
 #define CCHT_ITEM_HDR_EXP 16u        /* with expiry */
 
@@ -120,7 +123,8 @@ typedef struct ccht_view {
     uint8_t *arena;        /* arena_bytes, 8-byte aligned chunks */
     uint64_t n_buckets;    /* any value >= 1 (fastrange, not a mask) */
     uint64_t arena_bytes;
-    uint64_t seed;         /* cudis_hash seed */
+    uint64_t seed;         /* cudis_hash seed (database 0; ccht_db_seed) */
+    uint64_t *db_items;    /* items per database 1.. (database 0: the rest); NULL: none */
     uint32_t ways;         /* 4, 8 or 16 */
     uint32_t bucket_bytes; /* CCHT_BUCKET_BYTES(ways) */
 } ccht_view;

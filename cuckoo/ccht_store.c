@@ -32,20 +32,26 @@ static int store_execute(void *s, cudis_batch *b)
     return ccht_execute(s, b);
 }
 
-static int store_scan(void *s, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
-                      void *arg, uint64_t *next)
+static int store_scan(void *s, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
+                      cudis_scan_fn fn, void *arg, uint64_t *next)
 {
-    return ccht_scan(s, cursor, count, now_ms, fn, arg, next);
+    return ccht_scan(s, db, cursor, count, now_ms, fn, arg, next);
 }
 
-static int store_random_key(void *s, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+static int store_random_key(void *s, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                            uint32_t *len)
 {
-    return ccht_random_key(s, now_ms, buf, cap, len);
+    return ccht_random_key(s, db, now_ms, buf, cap, len);
 }
 
-static int store_flush(void *s)
+static int store_flush(void *s, int db)
 {
-    return ccht_flush(s);
+    return ccht_flush(s, db);
+}
+
+static uint64_t store_db_size(void *s, uint8_t db)
+{
+    return ccht_db_size(s, db);
 }
 
 static int store_sweep(void *s, int64_t now_ms, uint32_t max_work)
@@ -83,6 +89,7 @@ const engine_store_ops ccht_store_ops = {
     .scan = store_scan,
     .random_key = store_random_key,
     .flush = store_flush,
+    .db_size = store_db_size,
     .sweep = store_sweep,
     .sweep_units = store_sweep_units,
     .stats = store_stats,

@@ -372,33 +372,48 @@ int engine_execute(engine *e, cudis_batch *batch)
     return rc;
 }
 
-int engine_scan(engine *e, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
-                void *arg, uint64_t *next)
+int engine_scan(engine *e, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
+                cudis_scan_fn fn, void *arg, uint64_t *next)
 {
     engine_backend *b = live_of(e);
     if (b->ops->scan == NULL) {
         *next = 0;
         return CUDIS_E_UNSUPPORTED;
     }
-    return b->ops->scan(b->store, cursor, count, now_ms, fn, arg, next);
+    return b->ops->scan(b->store, db, cursor, count, now_ms, fn, arg, next);
 }
 
-int engine_random_key(engine *e, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+int engine_random_key(engine *e, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                      uint32_t *len)
 {
     engine_backend *b = live_of(e);
     if (b->ops->random_key == NULL) {
         return CUDIS_E_UNSUPPORTED;
     }
-    return b->ops->random_key(b->store, now_ms, buf, cap, len);
+    return b->ops->random_key(b->store, db, now_ms, buf, cap, len);
 }
 
-int engine_flush(engine *e)
+int engine_flush(engine *e, int db)
 {
     engine_backend *b = live_of(e);
     if (b->ops->flush == NULL) {
         return CUDIS_E_UNSUPPORTED;
     }
-    return b->ops->flush(b->store);
+    return b->ops->flush(b->store, db);
+}
+
+uint64_t engine_db_size(engine *e, uint8_t db)
+{
+    engine_backend *b = live_of(e);
+    if (b->ops->db_size != NULL) {
+        return b->ops->db_size(b->store, db);
+    }
+    if (db != 0) {
+        return 0;
+    }
+    cudis_stats st;
+    engine_stats(e, &st);
+    return st.items;
 }
 
 int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work)

@@ -102,10 +102,12 @@ bool engine_queue_ready(engine_queue *q);
 uint32_t engine_queue_depth(engine_queue *q);
 int engine_queue_fd(engine_queue *q);
 void engine_queue_clear_fd(engine_queue *q);
-int engine_scan(engine *e, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
-                void *arg, uint64_t *next);
-int engine_random_key(engine *e, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
-int engine_flush(engine *e);
+int engine_scan(engine *e, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
+                cudis_scan_fn fn, void *arg, uint64_t *next);
+int engine_random_key(engine *e, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                      uint32_t *len);
+int engine_flush(engine *e, int db);
+uint64_t engine_db_size(engine *e, uint8_t db);
 int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work);
 /* Active expiry for a caller that runs it `hz` times a second (as Redis's
  * active expire cycle): each tick sweeps a slice of the store, a small one

@@ -66,25 +66,32 @@ static int null_execute(void *store, cudis_batch *b)
     return CUDIS_OK;
 }
 
-static int null_scan(void *store, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
-                     void *arg, uint64_t *next)
+static int null_scan(void *store, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
+                     cudis_scan_fn fn, void *arg, uint64_t *next)
 {
-    (void)store, (void)cursor, (void)count, (void)now_ms, (void)fn, (void)arg;
+    (void)store, (void)db, (void)cursor, (void)count, (void)now_ms, (void)fn, (void)arg;
     *next = 0;
     return CUDIS_OK;
 }
 
-static int null_random_key(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+static int null_random_key(void *store, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                           uint32_t *len)
 {
-    (void)store, (void)now_ms, (void)buf, (void)cap;
+    (void)store, (void)db, (void)now_ms, (void)buf, (void)cap;
     *len = 0;
     return 0;
 }
 
-static int null_flush(void *store)
+static int null_flush(void *store, int db)
 {
-    (void)store;
+    (void)store, (void)db;
     return CUDIS_OK;
+}
+
+static uint64_t null_db_size(void *store, uint8_t db)
+{
+    (void)store, (void)db;
+    return 0;
 }
 
 static void null_stats(void *store, cudis_stats *out)
@@ -111,6 +118,7 @@ const engine_store_ops null_store_ops = {
     .scan = null_scan,
     .random_key = null_random_key,
     .flush = null_flush,
+    .db_size = null_db_size,
     .sweep = NULL,
     .stats = null_stats,
     .reset_stats = null_reset_stats,

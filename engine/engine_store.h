@@ -56,18 +56,25 @@ typedef struct engine_store_ops {
      * every later call fails the same way; `failure` then says why. */
     int (*execute)(void *store, cudis_batch *batch);
 
-    /* Visit live keys from `cursor` (0 = start), about `count` index units;
-     * *next = 0 when the scan is complete. Never reports a key twice during
-     * a scan over an unmodified store. */
-    int (*scan)(void *store, uint64_t cursor, uint32_t count, int64_t now_ms,
+    /* Visit the live keys of database `db` (or of all: CUDIS_DB_ALL) from
+     * `cursor` (0 = start), about `count` index units; *next = 0 when the
+     * scan is complete. Never reports a key twice during a scan over an
+     * unmodified store. */
+    int (*scan)(void *store, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
                 cudis_scan_fn fn, void *arg, uint64_t *next);
 
-    /* A random live key copied to buf (cap bytes). Returns 1 if found, 0 if
-     * the store is empty, or a negative code (CUDIS_E_OUTBUF: *len = needed). */
-    int (*random_key)(void *store, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
+    /* A random live key of database db copied to buf (cap bytes). Returns 1
+     * if found, 0 if the database is empty, or a negative code
+     * (CUDIS_E_OUTBUF: *len = needed). */
+    int (*random_key)(void *store, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                      uint32_t *len);
 
-    /* Remove every key. */
-    int (*flush)(void *store);
+    /* Remove every key of database db, or of all (CUDIS_DB_ALL). */
+    int (*flush)(void *store, int db);
+
+    /* Keys in database db (as stats' items: expired ones not yet
+     * reclaimed count). The items of every database add up to stats'. */
+    uint64_t (*db_size)(void *store, uint8_t db);
 
     /* Reclaim expired items, doing at most about max_work units of work.
      * Returns the number reclaimed. May be NULL. */

@@ -69,6 +69,8 @@ typedef struct gpu_key_rec {
     uint32_t key_len;
     uint32_t rec_len; /* bytes of this record, header included */
     int64_t expire_ms;
+    uint32_t db; /* the key's database */
+    uint32_t pad_;
 } gpu_key_rec;
 
 /* d_val_lens value of a miss (gpu_engine.h). */
@@ -156,7 +158,7 @@ CUDIS_HD static inline void gpu_fixed_op(const ccht_table *T, const gpu_fixed_ar
     uint8_t *row = a->vals != 0 ? a->vals + i * (uint64_t)a->val_stride : 0;
     cudis_op op;
     op.code = code;
-    op.reserved = 0;
+    op.db = 0; /* the fixed-width API addresses database 0 */
     op.flags = 0;
     op.key_len = a->key_len;
     op.key_off = 0;

@@ -1094,7 +1094,7 @@ static int64_t collect(gpu_engine *g, uint64_t first, uint64_t n, int64_t now_ms
     return CUDIS_E_BUSY;
 }
 
-static int scan_locked(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
+static int scan_locked(gpu_engine *g, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
                        cudis_scan_fn fn, void *arg, uint64_t *next)
 {
     uint64_t nb = g->t.v.n_buckets;
@@ -1118,7 +1118,9 @@ static int scan_locked(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t n
         if (r.rec_len == 0) {
             break;
         }
-        if (fn(arg, g->h_scratch + 8 + at + sizeof(r), r.key_len, r.expire_ms) != 0) {
+        if ((db == CUDIS_DB_ALL || r.db == (uint32_t)db) &&
+            fn(arg, (uint8_t)r.db, g->h_scratch + 8 + at + sizeof(r), r.key_len, r.expire_ms) !=
+                0) {
             break;
         }
         at += r.rec_len;
@@ -1141,15 +1143,39 @@ static int read_counters(gpu_engine *g, uint64_t *c)
     return read_device(g, c, g->t.cnt, sizeof(uint64_t) * CCHT_C__COUNT);
 }
 
-static int random_key_locked(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap,
-                             uint32_t *len)
+/* Items of database db: its counter, database 0's the total minus the rest. */
+static int db_size_locked(gpu_engine *g, uint8_t db, uint64_t *out)
 {
     uint64_t c[CCHT_C__COUNT];
+    uint64_t dn[CCHT_DBS];
     int rc = read_counters(g, c);
+    if (rc == 0) {
+        rc = read_device(g, dn, g->t.v.db_items, sizeof(dn));
+    }
     if (rc != 0) {
         return rc;
     }
-    if (c[CCHT_C_ITEMS] == 0) {
+    if (db != 0) {
+        *out = dn[db];
+        return 0;
+    }
+    uint64_t n = c[CCHT_C_ITEMS];
+    for (int i = 1; i < CCHT_DBS; i++) {
+        n -= dn[i];
+    }
+    *out = n;
+    return 0;
+}
+
+static int random_key_locked(gpu_engine *g, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                             uint32_t *len)
+{
+    uint64_t items = 0;
+    int rc = db_size_locked(g, db, &items);
+    if (rc != 0) {
+        return rc;
+    }
+    if (items == 0) {
         return 0;
     }
     uint64_t nb = g->t.v.n_buckets;
@@ -1168,7 +1194,7 @@ static int random_key_locked(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32
         }
         covered += n;
         if (got > 0) {
-            /* count the records, pick one at random */
+            /* count the records of db, pick one at random */
             uint32_t k = 0;
             for (uint64_t at = 0; at + sizeof(gpu_key_rec) <= (uint64_t)got;) {
                 gpu_key_rec r;
@@ -1176,14 +1202,17 @@ static int random_key_locked(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32
                 if (r.rec_len == 0) {
                     break;
                 }
-                k++;
+                k += r.db == db;
                 at += r.rec_len;
             }
             uint32_t pick = k ? (uint32_t)(rand_next(g) % k) : 0;
-            for (uint64_t at = 0; at + sizeof(gpu_key_rec) <= (uint64_t)got;) {
+            for (uint64_t at = 0; k > 0 && at + sizeof(gpu_key_rec) <= (uint64_t)got;) {
                 gpu_key_rec r;
                 memcpy(&r, g->h_scratch + 8 + at, sizeof(r));
-                if (pick-- == 0) {
+                if (r.rec_len == 0) {
+                    break;
+                }
+                if (r.db == db && pick-- == 0) {
                     *len = r.key_len;
                     if (r.key_len > cap) {
                         return CUDIS_E_OUTBUF;
@@ -1201,11 +1230,16 @@ static int random_key_locked(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32
     return 0;
 }
 
-static int flush_locked(gpu_engine *g)
+static int flush_locked(gpu_engine *g, int db)
 {
     int rc = aux_launch_begin(g);
     if (rc != 0) {
         return rc;
+    }
+    if (db != CUDIS_DB_ALL) {
+        rc = op_ck(g, gpu_k_flush_db(&g->t, 0, g->t.v.n_buckets, (uint32_t)db, g->aux));
+        rc = aux_launch_end(g, rc);
+        return rc == 0 ? wait_stream(g, g->aux, g->ev_aux) : rc;
     }
     const ccht_geom *m = &g->geom;
     uint8_t *d_meta = (uint8_t *)g->d_mem + m->meta_off;
@@ -1215,6 +1249,9 @@ static int flush_locked(gpu_engine *g)
         rc = OP_CK(g, cudaMemsetAsync(&g->t.cnt[CCHT_C_FIRST_GAUGE], 0,
                                       sizeof(uint64_t) * (CCHT_C__COUNT - CCHT_C_FIRST_GAUGE),
                                       g->aux));
+    }
+    if (rc == 0) {
+        rc = OP_CK(g, cudaMemsetAsync(g->t.v.db_items, 0, sizeof(uint64_t) * CCHT_DBS, g->aux));
     }
     if (rc == 0) {
         rc = OP_CK(g, cudaMemcpyAsync(d_meta + m->m_pool, g->meta_image + m->m_pool,
@@ -1270,21 +1307,34 @@ static int sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work)
         return rc_;                                                                                \
     } while (0)
 
-int gpu_engine_scan(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
+int gpu_engine_scan(gpu_engine *g, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
                     cudis_scan_fn fn, void *arg, uint64_t *next)
 {
     if (fn == NULL || next == NULL) {
         return CUDIS_E_INVAL;
     }
-    KS_CALL(g, scan_locked(g, cursor, count, now_ms, fn, arg, next));
+    KS_CALL(g, scan_locked(g, db, cursor, count, now_ms, fn, arg, next));
 }
 
-int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+int gpu_engine_random_key(gpu_engine *g, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                          uint32_t *len)
 {
     if (len == NULL || (buf == NULL && cap > 0)) {
         return CUDIS_E_INVAL;
     }
-    KS_CALL(g, random_key_locked(g, now_ms, buf, cap, len));
+    KS_CALL(g, random_key_locked(g, db, now_ms, buf, cap, len));
+}
+
+uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db)
+{
+    uint64_t n = 0;
+    if (enter(g) != 0) {
+        return 0;
+    }
+    pthread_mutex_lock(&g->ks_lock);
+    (void)db_size_locked(g, db, &n);
+    pthread_mutex_unlock(&g->ks_lock);
+    return n;
 }
 
 uint64_t gpu_engine_sweep_units(gpu_engine *g)
@@ -1297,9 +1347,9 @@ int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work)
     KS_CALL(g, sweep_locked(g, now_ms, max_work));
 }
 
-int gpu_engine_flush(gpu_engine *g)
+int gpu_engine_flush(gpu_engine *g, int db)
 {
-    KS_CALL(g, flush_locked(g));
+    KS_CALL(g, flush_locked(g, db));
 }
 
 /* ------------------------------------------------------------------------

@@ -170,10 +170,12 @@ int gpu_engine_sync(gpu_engine *g);
 
 /* Whole-keyspace operations: same contracts as engine_store_ops. They wait
  * for enqueued work first and are not concurrent with batches. */
-int gpu_engine_scan(gpu_engine *g, uint64_t cursor, uint32_t count, int64_t now_ms,
+int gpu_engine_scan(gpu_engine *g, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
                     cudis_scan_fn fn, void *arg, uint64_t *next);
-int gpu_engine_random_key(gpu_engine *g, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len);
-int gpu_engine_flush(gpu_engine *g);
+int gpu_engine_random_key(gpu_engine *g, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                          uint32_t *len);
+int gpu_engine_flush(gpu_engine *g, int db);
+uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db);
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work);
 uint64_t gpu_engine_sweep_units(gpu_engine *g); /* buckets in one pass */
 void gpu_engine_stats(gpu_engine *g, cudis_stats *out);

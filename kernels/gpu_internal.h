@@ -75,6 +75,9 @@ int gpu_k_collect(const ccht_table *t, uint64_t first, uint64_t n, int64_t now_m
 int gpu_k_sweep(const ccht_table *t, uint64_t first, uint64_t n, int64_t now_ms, uint64_t *d_count,
                 cudaStream_t s);
 
+/* Remove the items of database db from buckets [first, first + n) (FLUSHDB). */
+int gpu_k_flush_db(const ccht_table *t, uint64_t first, uint64_t n, uint32_t db, cudaStream_t s);
+
 /* ------------------------------------------------------------------------
  * The engine
  * ---------------------------------------------------------------------- */

@@ -112,6 +112,8 @@ __global__ void k_collect(const ccht_table t, uint64_t first, uint64_t n, int64_
             gpu_key_rec *r = (gpu_key_rec *)(buf + at);
             r->key_len = klen;
             r->rec_len = rec;
+            r->db = ccht_item_db(h0);
+            r->pad_ = 0;
             r->expire_ms = ccht_item_expire(v, off, h0);
             ccht_bytes_read((uint8_t *)(r + 1), ccht_item_key(v, off, h0), klen);
         }
@@ -130,6 +132,17 @@ __global__ void k_sweep(const ccht_table t, uint64_t first, uint64_t n, int64_t 
     }
     if (got != 0) {
         atomicAdd(count, (unsigned long long)got);
+    }
+    tally_flush(t, ty);
+}
+
+__global__ void k_flush_db(const ccht_table t, uint64_t first, uint64_t n, uint32_t db)
+{
+    ccht_tally ty;
+    ccht_tally_zero(&ty);
+    GRID_LOOP(k, n)
+    {
+        ccht_drop_db_bucket(&t, first + k, db, (uint32_t)k, &ty);
     }
     tally_flush(t, ty);
 }
@@ -174,5 +187,12 @@ extern "C" int gpu_k_sweep(const ccht_table *t, uint64_t first, uint64_t n, int6
                            uint64_t *d_count, cudaStream_t s)
 {
     k_sweep<<<grid_for(n), GPU_BLOCK, 0, s>>>(*t, first, n, now_ms, (unsigned long long *)d_count);
+    return GPU_CK(cudaGetLastError());
+}
+
+extern "C" int gpu_k_flush_db(const ccht_table *t, uint64_t first, uint64_t n, uint32_t db,
+                              cudaStream_t s)
+{
+    k_flush_db<<<grid_for(n), GPU_BLOCK, 0, s>>>(*t, first, n, db);
     return GPU_CK(cudaGetLastError());
 }

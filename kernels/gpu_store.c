@@ -21,20 +21,26 @@ static int gs_execute(void *s, cudis_batch *b)
     return gpu_engine_execute((gpu_engine *)s, b);
 }
 
-static int gs_scan(void *s, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
-                   void *arg, uint64_t *next)
+static int gs_scan(void *s, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
+                   cudis_scan_fn fn, void *arg, uint64_t *next)
 {
-    return gpu_engine_scan((gpu_engine *)s, cursor, count, now_ms, fn, arg, next);
+    return gpu_engine_scan((gpu_engine *)s, db, cursor, count, now_ms, fn, arg, next);
 }
 
-static int gs_random_key(void *s, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+static int gs_random_key(void *s, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                         uint32_t *len)
 {
-    return gpu_engine_random_key((gpu_engine *)s, now_ms, buf, cap, len);
+    return gpu_engine_random_key((gpu_engine *)s, db, now_ms, buf, cap, len);
 }
 
-static int gs_flush(void *s)
+static int gs_flush(void *s, int db)
 {
-    return gpu_engine_flush((gpu_engine *)s);
+    return gpu_engine_flush((gpu_engine *)s, db);
+}
+
+static uint64_t gs_db_size(void *s, uint8_t db)
+{
+    return gpu_engine_db_size((gpu_engine *)s, db);
 }
 
 static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work)
@@ -87,6 +93,7 @@ const engine_store_ops gpu_store_ops = {
     .scan = gs_scan,
     .random_key = gs_random_key,
     .flush = gs_flush,
+    .db_size = gs_db_size,
     .sweep = gs_sweep,
     .sweep_units = gs_sweep_units,
     .stats = gs_stats,

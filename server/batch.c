@@ -134,6 +134,7 @@ uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key,
     cudis_op *op = &b->ops[i];
     memset(op, 0, sizeof(*op));
     op->code = code;
+    op->db = b->db;
     op->flags = flags;
     op->key_len = klen;
     op->key_off = b->in_len;
@@ -244,18 +245,22 @@ int batch_exec(batcher *b, engine *e, int64_t now_ms)
     return batch_after(b, &b->st, e, now_ms, engine_execute(e, &cb));
 }
 
-/* Exchange two batchers' batches; statistics and the pend sequence stay. */
+/* Exchange two batchers' batches; statistics, the pend sequence and the
+ * database of the next op stay. */
 static void batch_swap(batcher *a, batcher *b)
 {
     batch_stats st = a->st;
     uint64_t seq = a->seq;
+    uint8_t db = a->db;
     batcher t = *a;
     *a = *b;
     *b = t;
     b->st = a->st;
     b->seq = a->seq;
+    b->db = a->db;
     a->st = st;
     a->seq = seq;
+    a->db = db;
 }
 
 void batch_add_literal(batcher *b, conn *c, const char *bytes, size_t n)

@@ -67,6 +67,7 @@ typedef struct batcher {
     uint32_t lk_len, lk_slot, lk_nops, lk_gen;
     bool lk_found;
     char *lit; /* the bytes of literal replies (batch_add_literal) */
+    uint8_t db; /* the engine's database of the ops batch_add_op adds next */
     size_t lit_len, lit_cap;
     uint64_t open_ns; /* when the first op arrived */
     int64_t now_ms;
@@ -108,7 +109,7 @@ void batch_init(batcher *b);
 void batch_deinit(batcher *b);
 /* Whether a key conflicts with the open batch (write: the new op writes). */
 bool batch_conflicts(batcher *b, const char *key, uint32_t len, bool write);
-/* Append an op; key/value are copied. Returns its index. */
+/* Append an op on database b->db; key/value are copied. Returns its index. */
 uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key, uint32_t klen,
                       const char *val, uint32_t vlen, int64_t arg, int64_t expire_ms, bool write);
 pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t nops);

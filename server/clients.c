@@ -29,13 +29,13 @@ static void client_line(sbuf *out, conn *c, int64_t now)
     flags[nf] = '\0';
     const char *events = (c->flags & CONN_WRITE_WAIT) ? "rw" : "r";
     sbuf_printf(out,
-                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=0 sub=0 "
+                "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
                 "psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
                 "rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 "
                 "resp=%d lib-name=%s lib-ver=%s\n",
                 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                 (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000),
-                flags, multi, c->qlen - c->qpos, c->qcap - c->qlen, c->qcap, c->qlen,
+                flags, c->db, multi, c->qlen - c->qpos, c->qcap - c->qlen, c->qcap, c->qlen,
                 c->out.len - c->out_sent, c->qcap + c->out.cap + sizeof(*c), events,
                 c->last_cmd ? cmd_fullname(c->last_cmd) : "NULL", c->proto,
                 c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");

@@ -182,10 +182,11 @@ H(cmd_select)
         conn_error(c, "ERR value is not an integer or out of range");
         return;
     }
-    if (id != 0) {
+    if (id < 0 || id >= srv.cfg.databases) {
         conn_error(c, "ERR DB index is out of range");
         return;
     }
+    c->db = (int)id;
     reply_ok(c);
 }
 
@@ -277,9 +278,15 @@ H(cmd_swapdb)
         conn_error(c, "ERR invalid second DB index");
         return;
     }
-    if (a != 0 || b != 0) {
+    if (a < 0 || a >= srv.cfg.databases || b < 0 || b >= srv.cfg.databases) {
         conn_error(c, "ERR DB index is out of range");
         return;
+    }
+    if (a != b) {
+        uint8_t x = db_phys((int)a), y = db_phys((int)b);
+        watch_swapdb(c, x, y);
+        atomic_store(&srv.db_map[a], y);
+        atomic_store(&srv.db_map[b], x);
     }
     reply_ok(c);
 }
@@ -289,6 +296,7 @@ H(cmd_reset)
     UNUSED3;
     multi_discard(c); /* and UNWATCH */
     c->proto = 2;
+    c->db = 0;
     set_str(c, &c->name, NULL, 0);
     c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';
     resp_status(&c->out, "RESET");

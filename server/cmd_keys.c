@@ -969,9 +969,7 @@ void cmd_dbsize(conn *c, int argc, char **argv, uint32_t *lens)
     (void)argc;
     (void)argv;
     (void)lens;
-    cudis_stats st;
-    engine_stats(srv.eng, &st);
-    resp_int(&c->out, (long long)st.items);
+    resp_int(&c->out, (long long)engine_db_size(srv.eng, db_phys(c->db)));
 }
 
 void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
@@ -981,7 +979,8 @@ void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
         conn_error(c, E_SYNTAX);
         return;
     }
-    int rc = engine_flush(srv.eng);
+    bool all = strcmp(c->cur_cmd->name, "flushall") == 0;
+    int rc = engine_flush(srv.eng, all ? CUDIS_DB_ALL : db_phys(c->db));
     if (rc != CUDIS_OK) {
         reply_engine_error(c, rc);
         return;
@@ -998,9 +997,9 @@ typedef struct scan_ctx {
     bool none; /* TYPE other than string */
 } scan_ctx;
 
-static int scan_collect(void *arg, const uint8_t *key, uint32_t len, int64_t exp)
+static int scan_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
 {
-    (void)exp;
+    (void)db, (void)exp;
     scan_ctx *s = arg;
     if (s->none) {
         return 0;
@@ -1019,16 +1018,15 @@ void cmd_keys(conn *c, int argc, char **argv, uint32_t *lens)
     scan_ctx s = {.pat = argv[1], .plen = lens[1]};
     s.all = lens[1] == 1 && argv[1][0] == '*';
     uint64_t cur = 0;
-    cudis_stats st;
-    engine_stats(srv.eng, &st);
-    if (st.items == 0) { /* the walk costs the index size, not the key count */
+    uint8_t db = db_phys(c->db);
+    if (engine_db_size(srv.eng, db) == 0) { /* the walk costs the index size, not the key count */
         resp_array(&c->out, 0);
         return;
     }
     int64_t now = cudis_now_ms();
     do {
         uint64_t next = 0;
-        if (engine_scan(srv.eng, cur, 4096, now, scan_collect, &s, &next) != CUDIS_OK) {
+        if (engine_scan(srv.eng, db, cur, 4096, now, scan_collect, &s, &next) != CUDIS_OK) {
             break;
         }
         cur = next;
@@ -1082,9 +1080,8 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
     }
     /* Like Redis, return about COUNT keys per call: keep walking the index
      * (a bounded amount) until that many were found or the scan is done. */
-    cudis_stats st;
-    engine_stats(srv.eng, &st);
-    if (st.items == 0) {
+    uint8_t db = db_phys(c->db);
+    if (engine_db_size(srv.eng, db) == 0) {
         sbuf_add(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
         return;
     }
@@ -1094,7 +1091,7 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
     int64_t now = cudis_now_ms();
     int rc;
     do {
-        rc = engine_scan(srv.eng, next, step, now, scan_collect, &s, &next);
+        rc = engine_scan(srv.eng, db, next, step, now, scan_collect, &s, &next);
         work += step;
     } while (rc == CUDIS_OK && next != 0 && s.n < count && work < 4u * 1024 * 1024);
     if (rc != CUDIS_OK) {
@@ -1116,11 +1113,12 @@ void cmd_randomkey(conn *c, int argc, char **argv, uint32_t *lens)
     (void)lens;
     uint32_t cap = 4096, len = 0;
     uint8_t *buf = xmalloc(cap);
-    int rc = engine_random_key(srv.eng, cudis_now_ms(), buf, cap, &len);
+    uint8_t db = db_phys(c->db);
+    int rc = engine_random_key(srv.eng, db, cudis_now_ms(), buf, cap, &len);
     if (rc == CUDIS_E_OUTBUF) {
         cap = len + 1;
         buf = xrealloc(buf, cap);
-        rc = engine_random_key(srv.eng, cudis_now_ms(), buf, cap, &len);
+        rc = engine_random_key(srv.eng, db, cudis_now_ms(), buf, cap, &len);
     }
     if (rc == 1) {
         resp_bulk(&c->out, buf, len);
@@ -1132,20 +1130,32 @@ void cmd_randomkey(conn *c, int argc, char **argv, uint32_t *lens)
     free(buf);
 }
 
+/* A DB index argument: its engine database, or false with Redis's reply. */
+static bool arg_db(conn *c, const char *s, uint32_t len, uint8_t *out)
+{
+    long long db;
+    if (!util_str2ll(s, len, &db) || db < INT32_MIN || db > INT32_MAX) {
+        conn_error(c, E_NOTINT);
+        return false;
+    }
+    if (db < 0 || db >= srv.cfg.databases) {
+        conn_error(c, "ERR DB index is out of range");
+        return false;
+    }
+    *out = db_phys((int)db);
+    return true;
+}
+
 void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
 {
     bool replace = false;
+    batcher *b = &c->lp->b;
+    uint8_t src = b->db, dst_db = b->db;
     for (int j = 3; j < argc; j++) {
         if (util_eq(argv[j], lens[j], "replace")) {
             replace = true;
         } else if (util_eq(argv[j], lens[j], "db") && j + 1 < argc) {
-            long long db;
-            if (!util_str2ll(argv[j + 1], lens[j + 1], &db) || db < INT32_MIN || db > INT32_MAX) {
-                conn_error(c, E_NOTINT);
-                return;
-            }
-            if (db != 0) {
-                conn_error(c, "ERR DB index is out of range");
+            if (!arg_db(c, argv[j + 1], lens[j + 1], &dst_db)) {
                 return;
             }
             j++;
@@ -1154,13 +1164,14 @@ void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
             return;
         }
     }
-    if (lens[1] == lens[2] && !memcmp(argv[1], argv[2], lens[1])) {
+    if (src == dst_db && lens[1] == lens[2] && !memcmp(argv[1], argv[2], lens[1])) {
         conn_error(c, "ERR source and destination objects are the same");
         return;
     }
-    batcher *b = &c->lp->b;
     batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    b->db = dst_db;
     batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[2], lens[2], NULL, 0, 0, 0, false);
+    b->db = src;
     run_alone(c);
     cudis_result r = b->res[0];
     bool dst = b->res[1].flags & CUDIS_R_FOUND;
@@ -1176,8 +1187,10 @@ void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
     char *val = xmalloc(r.val_len ? r.val_len : 1);
     memcpy(val, b->out + r.val_off, r.val_len);
     batch_reset(b);
+    b->db = dst_db;
     batch_add_op(b, CUDIS_OP_SET, 0, argv[2], lens[2], val, r.val_len, 0,
                  r.num == -1 ? 0 : r.num, true);
+    b->db = src;
     run_alone(c);
     int st = b->res[0].status;
     batch_reset(b);
@@ -1189,41 +1202,100 @@ void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
     resp_int(&c->out, 1);
 }
 
-/* Keys with an expiry and their mean TTL, exact for small keyspaces and
- * estimated from the first ~10000 keys of the index otherwise. */
+/* MOVE key db: to another database unless the key is there already. */
+void cmd_move(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    batcher *b = &c->lp->b;
+    uint8_t src = b->db, dst;
+    if (!arg_db(c, argv[2], lens[2], &dst)) {
+        return;
+    }
+    if (dst == src) {
+        conn_error(c, "ERR source and destination objects are the same");
+        return;
+    }
+    batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    b->db = dst;
+    batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    b->db = src;
+    run_alone(c);
+    cudis_result r = b->res[0];
+    bool there = b->res[1].flags & CUDIS_R_FOUND;
+    if (r.status != CUDIS_OK || b->res[1].status != CUDIS_OK) {
+        int st = r.status != CUDIS_OK ? r.status : b->res[1].status;
+        batch_reset(b);
+        reply_engine_error(c, st);
+        return;
+    }
+    if (!(r.flags & CUDIS_R_VALUE) || there) {
+        batch_reset(b);
+        resp_int(&c->out, 0);
+        return;
+    }
+    char *val = xmalloc(r.val_len ? r.val_len : 1);
+    memcpy(val, b->out + r.val_off, r.val_len);
+    batch_reset(b);
+    b->db = dst;
+    batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], val, r.val_len, 0, r.num == -1 ? 0 : r.num,
+                 true);
+    b->db = src;
+    run_alone(c);
+    int st = b->res[0].status;
+    batch_reset(b);
+    free(val);
+    if (st != CUDIS_OK) {
+        reply_engine_error(c, st);
+        return;
+    }
+    batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
+    run_alone(c);
+    batch_reset(b);
+    resp_int(&c->out, 1);
+}
+
+/* Keys with an expiry and their mean TTL per engine database, exact for
+ * small keyspaces and estimated from the first ~10000 keys of the index
+ * otherwise (one walk for every database). */
 typedef struct exp_ctx {
-    uint64_t keys, expires;
+    uint64_t keys[CUDIS_MAX_DBS], expires[CUDIS_MAX_DBS], total;
+    double ttl_sum[CUDIS_MAX_DBS];
     int64_t now;
-    double ttl_sum;
 } exp_ctx;
 
-static int exp_collect(void *arg, const uint8_t *key, uint32_t len, int64_t exp)
+static int exp_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
 {
     (void)key;
     (void)len;
     exp_ctx *e = arg;
-    e->keys++;
+    e->keys[db]++;
+    e->total++;
     if (exp > 0) {
-        e->expires++;
-        e->ttl_sum += (double)(exp - e->now);
+        e->expires[db]++;
+        e->ttl_sum[db] += (double)(exp - e->now);
     }
     return 0;
 }
 
-void keyspace_expires(uint64_t items, uint64_t *expires, uint64_t *avg_ttl)
+void keyspace_expires(const uint64_t *items, uint64_t *expires, uint64_t *avg_ttl)
 {
-    exp_ctx e = {.now = cudis_now_ms()};
+    exp_ctx *e = xcalloc(1, sizeof(*e));
+    e->now = cudis_now_ms();
     uint64_t cur = 0;
     do {
         uint64_t next = 0;
-        if (engine_scan(srv.eng, cur, 4096, e.now, exp_collect, &e, &next) != CUDIS_OK) {
+        if (engine_scan(srv.eng, CUDIS_DB_ALL, cur, 4096, e->now, exp_collect, e, &next) !=
+            CUDIS_OK) {
             break;
         }
         cur = next;
-    } while (cur != 0 && e.keys < 10000);
-    *expires = e.expires;
-    if (cur != 0 && e.keys > 0) {
-        *expires = (uint64_t)((double)e.expires * (double)items / (double)e.keys);
+    } while (cur != 0 && e->total < 10000);
+    for (int d = 0; d < CUDIS_MAX_DBS; d++) {
+        expires[d] = e->expires[d];
+        if (cur != 0 && e->keys[d] > 0) {
+            expires[d] = (uint64_t)((double)e->expires[d] * (double)items[d] / (double)e->keys[d]);
+        }
+        avg_ttl[d] = e->expires[d] ? (uint64_t)(e->ttl_sum[d] / (double)e->expires[d]) : 0;
     }
-    *avg_ttl = e.expires ? (uint64_t)(e.ttl_sum / (double)e.expires) : 0;
+    free(e);
 }

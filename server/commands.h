@@ -107,6 +107,7 @@ struct command {
     X(cmd_rename)                                                                                  \
     X(cmd_renamenx)                                                                                \
     X(cmd_copy)                                                                                    \
+    X(cmd_move)                                                                                    \
     X(cmd_keys)                                                                                    \
     X(cmd_scan)                                                                                    \
     X(cmd_randomkey)                                                                               \

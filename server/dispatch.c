@@ -141,6 +141,7 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
     size_t before = c->out.len;
     c->last_cmd = cmd;
     c->cur_cmd = cmd;
+    lp->b.db = db_phys(c->db);
     if (cmd->flags & CMD_BATCH) {
         if (keys_conflict(&lp->b, cmd, argc, argv, lens)) {
             batch_flush(&lp->bf, srv.eng, SEAL_CONFLICT);

@@ -278,11 +278,20 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
     if (want("keyspace", argc, argv, lens, true)) {
         SECTION("Keyspace");
         if (es.items > 0) {
-            uint64_t exp, ttl;
-            keyspace_expires(es.items, &exp, &ttl);
-            sbuf_printf(o, "db0:keys=%llu,expires=%llu,avg_ttl=%llu\r\n",
-                        (unsigned long long)es.items, (unsigned long long)exp,
-                        (unsigned long long)ttl);
+            /* per engine database, listed by the SELECT index behind it */
+            uint64_t items[CUDIS_MAX_DBS], exp[CUDIS_MAX_DBS], ttl[CUDIS_MAX_DBS];
+            for (int d = 0; d < CUDIS_MAX_DBS; d++) {
+                items[d] = d < srv.cfg.databases ? engine_db_size(srv.eng, (uint8_t)d) : 0;
+            }
+            keyspace_expires(items, exp, ttl);
+            for (int i = 0; i < srv.cfg.databases; i++) {
+                uint8_t d = db_phys(i);
+                if (items[d] > 0) {
+                    sbuf_printf(o, "db%d:keys=%llu,expires=%llu,avg_ttl=%llu\r\n", i,
+                                (unsigned long long)items[d], (unsigned long long)exp[d],
+                                (unsigned long long)ttl[d]);
+                }
+            }
         }
     }
     if (want("engine", argc, argv, lens, true)) {

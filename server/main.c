@@ -108,6 +108,9 @@ int server_main(int argc, char **argv)
     srv.start_ms = cudis_now_ms();
     srv.start_ns = cudis_mono_ns();
     atomic_store(&srv.next_id, 1);
+    for (int i = 0; i < CUDIS_MAX_DBS; i++) {
+        atomic_store(&srv.db_map[i], (uint8_t)i);
+    }
     ssize_t n = readlink("/proc/self/exe", srv.executable, sizeof(srv.executable) - 1);
     if (n > 0) {
         srv.executable[n] = '\0';

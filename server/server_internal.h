@@ -82,6 +82,7 @@ struct conn {
     sbuf out;
     size_t out_sent;
     int proto;
+    int db; /* SELECTed database */
     bool authed;
     _Atomic uint32_t flags;
     uint32_t pending;
@@ -159,9 +160,20 @@ typedef struct server {
     uint64_t ops_sample_prev, ops_sample_ns;
     double ops_per_sec;
     uint64_t expired_keys;
+    /* SELECTed database -> the engine's database. SWAPDB exchanges two
+     * entries (holding the engine exclusively); ops take the entry when
+     * dispatched, so a command dispatched before a SWAPDB acts as if it
+     * ran before it. */
+    _Atomic uint8_t db_map[CUDIS_MAX_DBS];
 } server;
 
 extern server srv;
+
+/* The engine's database behind a SELECTed one. */
+static inline uint8_t db_phys(int db)
+{
+    return atomic_load_explicit(&srv.db_map[db], memory_order_relaxed);
+}
 
 /* server.c */
 int server_start(void);          /* listeners + loops; blocks until shutdown; returns exit code */
@@ -233,6 +245,9 @@ void watch_touch_batch(const cudis_batch *b); /* the keys of ops applied */
 /* WATCH: the keys are read in the open batch, which the caller drained. */
 void watch_keys(conn *c, int n, char **keys, uint32_t *lens);
 void watch_clear(conn *c); /* UNWATCH */
+/* SWAPDB of engine databases x and y (engine held exclusively): watched
+ * keys of either that exist in either are touched; they follow. */
+void watch_swapdb(conn *c, uint8_t x, uint8_t y);
 /* EXEC: whether a watched key changed since WATCH: written by anyone, or
  * (read again in the drained open batch) expired, evicted, flushed. */
 bool watch_changed(conn *c);
@@ -240,7 +255,7 @@ bool watch_changed(conn *c);
 int run_alone(conn *c);
 
 /* cmd_keys.c: keys with an expiry (exact or sampled) and their mean TTL */
-void keyspace_expires(uint64_t items, uint64_t *expires, uint64_t *avg_ttl);
+void keyspace_expires(const uint64_t *items, uint64_t *expires, uint64_t *avg_ttl);
 
 /* info.c */
 void info_build(sbuf *out, int argc, char **argv, uint32_t *lens);

@@ -22,6 +22,7 @@ struct watch_node {
     conn *c;
     uint64_t hash;
     uint32_t len;
+    uint8_t db; /* the engine's database (SWAPDB moves it with the SELECTed one) */
     char key[];
 };
 
@@ -70,11 +71,11 @@ static void reg_grow(void)
     free(old);
 }
 
-static bool watching(const conn *c, const char *key, uint32_t len)
+static bool watching(const conn *c, uint8_t db, const char *key, uint32_t len)
 {
     for (int i = 0; i < c->nwatched; i++) {
         const watch_node *n = c->watched[i].node;
-        if (n->len == len && memcmp(n->key, key, len) == 0) {
+        if (n->db == db && n->len == len && memcmp(n->key, key, len) == 0) {
             return true;
         }
     }
@@ -87,7 +88,7 @@ void watch_keys(conn *c, int nkeys, char **keys, uint32_t *lens)
     int *fresh = xmalloc(sizeof(int) * (size_t)(nkeys > 0 ? nkeys : 1));
     int nf = 0;
     for (int i = 0; i < nkeys; i++) {
-        bool dup = watching(c, keys[i], lens[i]);
+        bool dup = watching(c, b->db, keys[i], lens[i]);
         for (int j = 0; j < nf && !dup; j++) {
             dup = lens[fresh[j]] == lens[i] && memcmp(keys[fresh[j]], keys[i], lens[i]) == 0;
         }
@@ -107,6 +108,7 @@ void watch_keys(conn *c, int nkeys, char **keys, uint32_t *lens)
         n->c = c;
         n->hash = key_hash(keys[i], lens[i]);
         n->len = lens[i];
+        n->db = b->db;
         memcpy(n->key, keys[i], lens[i]);
         reg_link(n);
         reg.n++;
@@ -163,7 +165,8 @@ void watch_touch_batch(const cudis_batch *b)
             const uint8_t *key = b->in + op->key_off;
             uint64_t h = key_hash(key, op->key_len);
             for (watch_node *n = reg.tab[h & (reg.cap - 1)]; n != NULL; n = n->next) {
-                if (n->hash == h && n->len == op->key_len && memcmp(n->key, key, n->len) == 0) {
+                if (n->hash == h && n->db == op->db && n->len == op->key_len &&
+                    memcmp(n->key, key, n->len) == 0) {
                     atomic_store(&n->c->watch_dirty, true);
                 }
             }
@@ -181,10 +184,13 @@ bool watch_changed(conn *c)
         return false;
     }
     batcher *b = &c->lp->b;
+    uint8_t db = b->db;
     for (int i = 0; i < c->nwatched; i++) {
         const watch_node *n = c->watched[i].node;
+        b->db = n->db;
         batch_add_op(b, CUDIS_OP_EXISTS, 0, n->key, n->len, NULL, 0, 0, 0, false);
     }
+    b->db = db;
     run_alone(c);
     bool changed = false;
     for (int i = 0; i < c->nwatched && !changed; i++) {
@@ -194,4 +200,73 @@ bool watch_changed(conn *c)
     }
     batch_reset(b);
     return changed || atomic_load(&c->watch_dirty);
+}
+
+void watch_swapdb(conn *c, uint8_t x, uint8_t y)
+{
+    if (!watch_active()) {
+        return;
+    }
+    /* the watched keys of either database (copied: the registry lock is
+     * not held while the engine runs, batch_after takes it) */
+    typedef struct {
+        char *key;
+        uint32_t len;
+        bool there;
+    } wk;
+    wk *keys = NULL;
+    size_t n = 0;
+    pthread_mutex_lock(&reg.mu);
+    for (size_t i = 0; i < reg.cap; i++) {
+        for (watch_node *w = reg.tab[i]; w != NULL; w = w->next) {
+            if (w->db == x || w->db == y) {
+                keys = xrealloc(keys, (n + 1) * sizeof(*keys));
+                keys[n].key = xmalloc(w->len ? w->len : 1);
+                memcpy(keys[n].key, w->key, w->len);
+                keys[n++].len = w->len;
+            }
+        }
+    }
+    pthread_mutex_unlock(&reg.mu);
+    if (n == 0) {
+        return;
+    }
+    /* a watched key that exists in either database is touched (Redis's
+     * touchAllWatchedKeysInDb both ways) */
+    batcher *b = &c->lp->b;
+    uint8_t db = b->db;
+    for (size_t k = 0; k < n; k++) {
+        b->db = x;
+        batch_add_op(b, CUDIS_OP_EXISTS, 0, keys[k].key, keys[k].len, NULL, 0, 0, 0, false);
+        b->db = y;
+        batch_add_op(b, CUDIS_OP_EXISTS, 0, keys[k].key, keys[k].len, NULL, 0, 0, 0, false);
+    }
+    b->db = db;
+    run_alone(c);
+    for (size_t k = 0; k < n; k++) {
+        keys[k].there = ((b->res[2 * k].flags | b->res[2 * k + 1].flags) & CUDIS_R_FOUND) != 0;
+    }
+    batch_reset(b);
+    /* then every watch follows its SELECTed database to the other one */
+    pthread_mutex_lock(&reg.mu);
+    for (size_t i = 0; i < reg.cap; i++) {
+        for (watch_node *w = reg.tab[i]; w != NULL; w = w->next) {
+            if (w->db != x && w->db != y) {
+                continue;
+            }
+            for (size_t k = 0; k < n; k++) {
+                if (keys[k].there && keys[k].len == w->len &&
+                    memcmp(keys[k].key, w->key, w->len) == 0) {
+                    atomic_store(&w->c->watch_dirty, true);
+                    break;
+                }
+            }
+            w->db = w->db == x ? y : x;
+        }
+    }
+    pthread_mutex_unlock(&reg.mu);
+    for (size_t k = 0; k < n; k++) {
+        free(keys[k].key);
+    }
+    free(keys);
 }

@@ -500,7 +500,7 @@ int sim_run(const sim_trace *t, const sim_run_cfg *cfg, sim_run_result *out, cha
     uint32_t max_passes = cfg->max_passes > 0 ? cfg->max_passes : 1000;
     for (uint64_t pass = 0; pass < max_passes; pass++) {
         if (pass > 0) {
-            engine_flush(e);
+            engine_flush(e, CUDIS_DB_ALL);
         }
         for (uint32_t k = 0; k < T; k++) {
             ws[k].pass = pass;

@@ -184,8 +184,9 @@ typedef struct scanner {
     pthread_t th;
 } scanner;
 
-static int on_key(void *arg, const uint8_t *key, uint32_t len, int64_t exp)
+static int on_key(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
 {
+    (void)db;
     (void)exp;
     uint8_t *seen = arg;
     char k[40];
@@ -213,7 +214,8 @@ static void *scan_loop(void *arg)
         memset(seen, 0, sizeof(seen));
         uint64_t cur = 0;
         do {
-            SCAN_CHECK(ccht_scan(T, cur, 16, cudis_now_ms(), on_key, seen, &cur) == 0);
+            SCAN_CHECK(ccht_scan(T, CUDIS_DB_ALL, cur, 16, cudis_now_ms(), on_key, seen, &cur) ==
+                       0);
         } while (cur != 0);
         for (int i = 0; i < N_KEYS; i++) {
             if (s->unique) {
@@ -222,7 +224,7 @@ static void *scan_loop(void *arg)
         }
         uint8_t buf[40];
         uint32_t len;
-        int rc = ccht_random_key(T, cudis_now_ms(), buf, sizeof(buf), &len);
+        int rc = ccht_random_key(T, 0, cudis_now_ms(), buf, sizeof(buf), &len);
         SCAN_CHECK(rc == 0 || rc == 1);
         s->full_scans++;
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ccht.h"
+#include "ccht_audit.h"
 #include "ccht_bucket.h"
 #include "ccht_layout.h"
 #include "ccht_store.h"
@@ -476,8 +477,9 @@ Test(ccht, outbuf_too_small_applies_nothing)
     cr_assert_eq(memcmp(B.out + B.res[1].val_off, "0123456789", 10), 0);
 }
 
-static int collect(void *arg, const uint8_t *key, uint32_t len, int64_t exp)
+static int collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
 {
+    (void)db;
     (void)exp;
     int *seen = arg;
     char k[32];
@@ -503,7 +505,7 @@ Test(ccht, scan_never_twice)
     uint64_t cur = 0;
     int calls = 0;
     do {
-        cr_assert_eq(ccht_scan(t, cur, 7, NOW, collect, seen, &cur), 0);
+        cr_assert_eq(ccht_scan(t, CUDIS_DB_ALL, cur, 7, NOW, collect, seen, &cur), 0);
         calls++;
     } while (cur != 0);
     cr_assert_gt(calls, 1);
@@ -611,6 +613,45 @@ Test(ccht, memory_eviction_keeps_budget)
     ccht_destroy(u);
 }
 
+/* Keys of four databases under memory and bucket pressure, with expiries
+ * and deletes: the table stays consistent (the audit counts items per
+ * database against their counters) and the databases add up. */
+Test(ccht, databases_under_eviction_audit_clean)
+{
+    ccht *u = mk(1 << 20, 0, 4, 64, 2000);
+    static char val[2001];
+    char k[24];
+    for (int i = 0; i < 8000; i++) {
+        tb_reset(&B, NOW + i);
+        uint8_t db = (uint8_t)(i % 4 == 3 ? 250 : i % 4);
+        snprintf(k, sizeof(k), "k%d", i % 3000);
+        uint32_t n = 10 + (uint32_t)(i * 37 % 900);
+        memset(val, 'a' + i % 26, n);
+        uint32_t j = i % 7 == 6 ? tb_add(&B, CUDIS_OP_DEL, 0, k, (uint32_t)strlen(k), NULL, 0, 0, 0)
+                                : tb_add(&B, CUDIS_OP_SET, 0, k, (uint32_t)strlen(k), val, n, 0,
+                                         i % 5 == 0 ? NOW + i + 50 : 0);
+        B.ops[j].db = db;
+        cr_assert_eq(tb_run(u, &B), 0);
+    }
+    ccht_sweep(u, NOW + 100000, 1 << 20);
+    cudis_stats s;
+    ccht_stats(u, &s);
+    cr_assert_gt(s.evict_bucket + s.evict_memory, 0, "the test must evict");
+    uint64_t sum = 0;
+    for (int d = 0; d < CUDIS_MAX_DBS; d++) {
+        sum += ccht_db_size(u, (uint8_t)d);
+    }
+    cr_assert_eq(sum, s.items);
+    cr_assert_gt(ccht_db_size(u, 250), 0);
+    static ccht_audit au;
+    cr_assert_eq(ccht_audit_table(ccht_table_of(u), &au), 0, "audit: %s", au.first_error);
+    cr_assert_eq(ccht_flush(u, 250), 0);
+    cr_assert_eq(ccht_db_size(u, 250), 0);
+    cr_assert_eq(ccht_audit_table(ccht_table_of(u), &au), 0, "audit after FLUSHDB: %s",
+                 au.first_error);
+    ccht_destroy(u);
+}
+
 Test(ccht, item_bigger_than_a_page_is_full)
 {
     /* 256 KiB budget: pages shrink below the maximum item. */
@@ -627,20 +668,20 @@ Test(ccht, random_key_and_flush)
 {
     uint8_t buf[32];
     uint32_t len = 0;
-    cr_assert_eq(ccht_random_key(t, NOW, buf, sizeof(buf), &len), 0);
+    cr_assert_eq(ccht_random_key(t, 0, NOW, buf, sizeof(buf), &len), 0);
     set("only", "v");
-    cr_assert_eq(ccht_random_key(t, NOW, buf, sizeof(buf), &len), 1);
+    cr_assert_eq(ccht_random_key(t, 0, NOW, buf, sizeof(buf), &len), 1);
     cr_assert_eq(len, 4);
     cr_assert_eq(memcmp(buf, "only", 4), 0);
-    cr_assert_eq(ccht_random_key(t, NOW, buf, 2, &len), CUDIS_E_OUTBUF);
+    cr_assert_eq(ccht_random_key(t, 0, NOW, buf, 2, &len), CUDIS_E_OUTBUF);
     cr_assert_eq(len, 4);
     set("other", "v");
-    cr_assert_eq(ccht_flush(t), 0);
+    cr_assert_eq(ccht_flush(t, CUDIS_DB_ALL), 0);
     cudis_stats s;
     ccht_stats(t, &s);
     cr_assert_eq(s.items, 0);
     cr_assert_null(get("only"));
-    cr_assert_eq(ccht_random_key(t, NOW, buf, sizeof(buf), &len), 0);
+    cr_assert_eq(ccht_random_key(t, 0, NOW, buf, sizeof(buf), &len), 0);
     set("again", "v");
     cr_assert_str_eq(get("again"), "v");
 }
@@ -683,7 +724,7 @@ Test(ccht, store_ops_table)
     ccht_store_ops.stats(s, &st);
     cr_assert_eq(st.items, 2);
     cr_assert_eq(st.capacity % 16, 0);
-    ccht_store_ops.flush(s);
+    ccht_store_ops.flush(s, CUDIS_DB_ALL);
     ccht_store_ops.stats(s, &st);
     cr_assert_eq(st.items, 0);
     ccht_store_ops.destroy(s);

@@ -81,14 +81,12 @@ Test(basic, select)
     redisFree(c);
 }
 
-/* cudis has one database: SELECT 1 fails as in Redis with "databases 1". */
+/* With "databases 1", SELECT 1 fails as in Redis. */
 Test(basic, select_one_database)
 {
-    if (e2e_is_redis()) {
-        e2e_stop(&e2e_srv);
-        const char *o[] = {"--databases", "1", NULL};
-        cr_assert(e2e_start(&e2e_srv, o) == 0);
-    }
+    e2e_stop(&e2e_srv);
+    const char *o[] = {"--databases", "1", NULL};
+    cr_assert(e2e_start(&e2e_srv, o) == 0);
     redisContext *c = e2e_connect();
     CHECK_ERR(c, "ERR DB index is out of range", "SELECT 1");
     CHECK_OK(c, "SELECT 0");

@@ -2,7 +2,8 @@
 """test_redispy.py - a client library's normal use against the server:
 redis-py 4.3 (Debian's python3-redis, run with Debian's /usr/bin/python3):
 connection pool shared by threads, pipeline(transaction=False), the
-default transactional pipeline and WATCH with retries, expiry,
+default transactional pipeline and WATCH with retries, numbered
+databases (db=1, SWAPDB, MOVE, INFO keyspace), expiry,
 scan_iter, mget/mset, incr family, binary values, unix socket, INFO and
 CONFIG parsing, errors mapped to exceptions. Run by ctest (label e2e):
   /usr/bin/python3 test_redispy.py --server PATH   (or CUDIS_E2E_SERVER=...)
@@ -190,6 +191,26 @@ class RedisPy(unittest.TestCase):
         # r.transaction(): the helper that retries
         r.transaction(lambda pipe: pipe.multi() or pipe.incr("t:n"), "t:n")
         self.assertEqual(r.get("t:n"), b"8")
+
+    def test_databases(self):
+        r0 = self.r
+        r1 = redis.Redis(host="127.0.0.1", port=self.srv.port, db=1, socket_timeout=10)
+        self.assertTrue(r1.set("k", "one"))
+        self.assertIsNone(r0.get("k"))
+        self.assertTrue(r0.set("k", "zero"))
+        self.assertEqual(r1.get("k"), b"one")
+        self.assertEqual(r1.dbsize(), 1)
+        self.assertTrue(r0.swapdb(0, 1))
+        self.assertEqual(r0.get("k"), b"one")
+        self.assertTrue(r0.move("k", 2))
+        r2 = redis.Redis(host="127.0.0.1", port=self.srv.port, db=2, socket_timeout=10)
+        self.assertEqual(r2.get("k"), b"one")
+        self.assertEqual(r0.info("keyspace"), {"db1": {"keys": 1, "expires": 0, "avg_ttl": 0},
+                                               "db2": {"keys": 1, "expires": 0, "avg_ttl": 0}})
+        with self.assertRaises(redis.exceptions.ResponseError):
+            redis.Redis(host="127.0.0.1", port=self.srv.port, db=16).ping()
+        r1.close()
+        r2.close()
 
     def test_scan_iter(self):
         r = self.r

@@ -615,8 +615,9 @@ ENGINE_TEST(expire_persist_ttl)
     engine_destroy(e);
 }
 
-static int count_keys(void *arg, const uint8_t *key, uint32_t key_len, int64_t exp)
+static int count_keys(void *arg, uint8_t db, const uint8_t *key, uint32_t key_len, int64_t exp)
 {
+    (void)db;
     (void)key, (void)key_len, (void)exp;
     (*(int *)arg)++;
     return 0;
@@ -638,13 +639,14 @@ ENGINE_TEST(sweep_reclaims_expired)
     int seen = 0;
     uint64_t cur = 0;
     do {
-        cr_assert_eq(engine_scan(e, cur, 64, T_NOW + 10, count_keys, &seen, &cur), CUDIS_OK);
+        cr_assert_eq(engine_scan(e, CUDIS_DB_ALL, cur, 64, T_NOW + 10, count_keys, &seen, &cur),
+                     CUDIS_OK);
     } while (cur != 0);
     cr_assert_eq(seen, 50, "scan skips expired keys");
     uint8_t buf[64];
     uint32_t len = 0;
     for (int i = 0; i < 50; i++) {
-        cr_assert_eq(engine_random_key(e, T_NOW + 10, buf, sizeof(buf) - 1, &len), 1);
+        cr_assert_eq(engine_random_key(e, 0, T_NOW + 10, buf, sizeof(buf) - 1, &len), 1);
         buf[len] = 0;
         int idx = atoi((char *)buf + 4);
         cr_assert_geq(idx, 150, "random_key returned expired %s", buf);
@@ -706,6 +708,136 @@ ENGINE_TEST(expire_tick_paces_to_all)
     cr_assert_eq(s.items, 5000);
     cr_assert_eq(s.evict_expired, 15000);
     tb_free(&t);
+    engine_destroy(e);
+}
+
+/* ------------------------------------------------------------------------
+ * Databases
+ * ---------------------------------------------------------------------- */
+
+/* One op on database db; returns its result (the value copied to val). */
+static cudis_result db_op(engine *e, uint8_t db, uint8_t code, const char *k, const char *v,
+                          int64_t exp, char *val, size_t cap)
+{
+    tbatch t;
+    tb_init(&t, 4096);
+    uint32_t i = tb_op(&t, code, 0, k, (uint32_t)strlen(k), v, v ? (uint32_t)strlen(v) : 0, 0, exp);
+    t.ops[i].db = db;
+    tb_run(e, &t, T_NOW);
+    cudis_result r = t.res[0];
+    if (val != NULL) {
+        size_t n = (r.flags & CUDIS_R_VALUE) && r.val_len < cap ? r.val_len : 0;
+        memcpy(val, t.out + r.val_off, n);
+        val[n] = '\0';
+    }
+    tb_free(&t);
+    return r;
+}
+
+typedef struct db_seen {
+    int n[CUDIS_MAX_DBS];
+    bool bad;
+    int want; /* CUDIS_DB_ALL or the database the scan asked for */
+} db_seen;
+
+static int db_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
+{
+    (void)exp;
+    db_seen *s = arg;
+    s->n[db]++;
+    /* keys are "d<db>:<i>": the database a key reports is the one it was written to */
+    char want[8];
+    int w = snprintf(want, sizeof(want), "d%u:", db);
+    s->bad = s->bad || len < (uint32_t)w || memcmp(key, want, (size_t)w) != 0 ||
+             (s->want != CUDIS_DB_ALL && db != s->want);
+    return 0;
+}
+
+static db_seen db_scan(engine *e, int db)
+{
+    db_seen s = {.want = db};
+    uint64_t cur = 0;
+    do {
+        cr_assert_eq(engine_scan(e, db, cur, 64, T_NOW, db_collect, &s, &cur), CUDIS_OK);
+    } while (cur != 0);
+    cr_assert(!s.bad, "a scan reported a key of another database");
+    return s;
+}
+
+/* The same key in three databases is three keys; each database counts,
+ * scans, picks, expires and flushes only its own. */
+ENGINE_TEST(databases_are_apart)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    static const uint8_t dbs[] = {0, 1, 255};
+    char k[32], v[32], got[64];
+    for (int d = 0; d < 3; d++) {
+        snprintf(v, sizeof(v), "in-%u", dbs[d]);
+        cr_assert_eq(db_op(e, dbs[d], CUDIS_OP_SET, "same", v, 0, NULL, 0).status, CUDIS_OK);
+    }
+    for (int d = 0; d < 3; d++) {
+        snprintf(v, sizeof(v), "in-%u", dbs[d]);
+        cudis_result r = db_op(e, dbs[d], CUDIS_OP_GET, "same", NULL, 0, got, sizeof(got));
+        cr_assert(r.flags & CUDIS_R_FOUND, "db %u", dbs[d]);
+        cr_assert_str_eq(got, v, "db %u", dbs[d]);
+    }
+    cr_assert(!(db_op(e, 7, CUDIS_OP_GET, "same", NULL, 0, NULL, 0).flags & CUDIS_R_FOUND));
+    cr_assert(db_op(e, 1, CUDIS_OP_DEL, "same", NULL, 0, NULL, 0).flags & CUDIS_R_DONE);
+    cr_assert(db_op(e, 0, CUDIS_OP_EXISTS, "same", NULL, 0, NULL, 0).flags & CUDIS_R_FOUND);
+    cr_assert(db_op(e, 255, CUDIS_OP_EXISTS, "same", NULL, 0, NULL, 0).flags & CUDIS_R_FOUND);
+    cr_assert(!(db_op(e, 1, CUDIS_OP_EXISTS, "same", NULL, 0, NULL, 0).flags & CUDIS_R_FOUND));
+    for (int d = 0; d < 3; d++) {
+        db_op(e, dbs[d], CUDIS_OP_DEL, "same", NULL, 0, NULL, 0);
+    }
+    /* 100 keys in db 0, 40 in db 2 (10 of them expiring), 7 in db 200 */
+    static const int per[3] = {100, 40, 7};
+    static const uint8_t kdb[3] = {0, 2, 200};
+    for (int d = 0; d < 3; d++) {
+        for (int i = 0; i < per[d]; i++) {
+            snprintf(k, sizeof(k), "d%u:%d", kdb[d], i);
+            int64_t exp = kdb[d] == 2 && i < 10 ? T_NOW + 5 : 0;
+            cr_assert_eq(db_op(e, kdb[d], CUDIS_OP_SET, k, "v", exp, NULL, 0).status, CUDIS_OK);
+        }
+    }
+    cr_assert_eq(engine_db_size(e, 0), 100);
+    cr_assert_eq(engine_db_size(e, 2), 40);
+    cr_assert_eq(engine_db_size(e, 200), 7);
+    cr_assert_eq(engine_db_size(e, 1), 0);
+    cr_assert_eq(stats_of(e).items, 147);
+    db_seen all = db_scan(e, CUDIS_DB_ALL);
+    cr_assert_eq(all.n[0], 100);
+    cr_assert_eq(all.n[2], 40);
+    cr_assert_eq(all.n[200], 7);
+    cr_assert_eq(db_scan(e, 2).n[2], 40);
+    cr_assert_eq(db_scan(e, 200).n[200], 7);
+    cr_assert_eq(db_scan(e, 1).n[1], 0);
+    uint8_t buf[64];
+    uint32_t len;
+    for (int i = 0; i < 20; i++) {
+        cr_assert_eq(engine_random_key(e, 200, T_NOW, buf, sizeof(buf) - 1, &len), 1);
+        buf[len] = 0;
+        cr_assert_eq(strncmp((char *)buf, "d200:", 5), 0, "random key of db 200: %s", buf);
+    }
+    cr_assert_eq(engine_random_key(e, 9, T_NOW, buf, sizeof(buf), &len), 0, "empty database");
+    /* the expired keys of db 2 leave db 2's count */
+    int got_n = 0;
+    for (int i = 0; i < 1000 && got_n < 10; i++) {
+        got_n += engine_sweep(e, T_NOW + 10, 1 << 20);
+    }
+    cr_assert_eq(got_n, 10);
+    cr_assert_eq(engine_db_size(e, 2), 30);
+    cr_assert_eq(engine_db_size(e, 0), 100);
+    /* FLUSHDB of one database */
+    cr_assert_eq(engine_flush(e, 2), CUDIS_OK);
+    cr_assert_eq(engine_db_size(e, 2), 0);
+    cr_assert_eq(engine_db_size(e, 0), 100);
+    cr_assert_eq(engine_db_size(e, 200), 7);
+    cr_assert_eq(stats_of(e).items, 107);
+    cr_assert(db_op(e, 200, CUDIS_OP_EXISTS, "d200:3", NULL, 0, NULL, 0).flags & CUDIS_R_FOUND);
+    cr_assert_eq(engine_flush(e, CUDIS_DB_ALL), CUDIS_OK);
+    cr_assert_eq(engine_db_size(e, 200), 0);
+    cr_assert_eq(engine_db_size(e, 0), 0);
     engine_destroy(e);
 }
 
@@ -891,8 +1023,9 @@ typedef struct scan_acc {
     int stop_after;
 } scan_acc;
 
-static int scan_collect(void *arg, const uint8_t *key, uint32_t key_len, int64_t exp)
+static int scan_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t key_len, int64_t exp)
 {
+    (void)db;
     scan_acc *a = arg;
     (void)exp;
     char k[32];
@@ -914,15 +1047,15 @@ ENGINE_TEST(scan_random_flush)
     engine *e = open_default(p);
     uint8_t buf[64];
     uint32_t len = 0;
-    cr_assert_eq(engine_random_key(e, T_NOW, buf, sizeof(buf), &len), 0, "empty store");
+    cr_assert_eq(engine_random_key(e, 0, T_NOW, buf, sizeof(buf), &len), 0, "empty store");
     scan_acc acc;
     memset(&acc, 0, sizeof(acc));
     uint64_t cur = 0;
-    cr_assert_eq(engine_scan(e, 0, 100, T_NOW, scan_collect, &acc, &cur), CUDIS_OK);
+    cr_assert_eq(engine_scan(e, CUDIS_DB_ALL, 0, 100, T_NOW, scan_collect, &acc, &cur), CUDIS_OK);
     cr_assert_eq(acc.n, 0);
     if (!(p->caps & CAP_STORES)) {
         cr_assert_eq(cur, 0);
-        cr_assert_eq(engine_flush(e), CUDIS_OK);
+        cr_assert_eq(engine_flush(e, CUDIS_DB_ALL), CUDIS_OK);
         engine_destroy(e);
         return;
     }
@@ -940,7 +1073,8 @@ ENGINE_TEST(scan_random_flush)
     cur = 0;
     int calls = 0;
     do {
-        cr_assert_eq(engine_scan(e, cur, 16, T_NOW, scan_collect, &acc, &cur), CUDIS_OK);
+        cr_assert_eq(engine_scan(e, CUDIS_DB_ALL, cur, 16, T_NOW, scan_collect, &acc, &cur),
+                     CUDIS_OK);
         calls++;
         cr_assert_lt(calls, 1000000);
     } while (cur != 0);
@@ -950,30 +1084,31 @@ ENGINE_TEST(scan_random_flush)
     /* the callback can stop early */
     memset(&acc, 0, sizeof(acc));
     acc.stop_after = 3;
-    cr_assert_eq(engine_scan(e, 0, 1u << 30, T_NOW, scan_collect, &acc, &cur), CUDIS_OK);
+    cr_assert_eq(engine_scan(e, CUDIS_DB_ALL, 0, 1u << 30, T_NOW, scan_collect, &acc, &cur),
+                 CUDIS_OK);
     cr_assert_eq(acc.n, 3);
     /* random keys exist */
     for (int i = 0; i < 20; i++) {
-        cr_assert_eq(engine_random_key(e, T_NOW, buf, sizeof(buf) - 1, &len), 1);
+        cr_assert_eq(engine_random_key(e, 0, T_NOW, buf, sizeof(buf) - 1, &len), 1);
         buf[len] = 0;
         cr_assert_eq(strncmp((char *)buf, "k:", 2), 0);
         t_expect(e, T_NOW, (char *)buf, (char *)buf);
     }
-    cr_assert_eq(engine_random_key(e, T_NOW, buf, 2, &len), CUDIS_E_OUTBUF);
+    cr_assert_eq(engine_random_key(e, 0, T_NOW, buf, 2, &len), CUDIS_E_OUTBUF);
     cr_assert_gt(len, 2);
     /* flush empties it */
     cudis_stats before = stats_of(e);
-    cr_assert_eq(engine_flush(e), CUDIS_OK);
+    cr_assert_eq(engine_flush(e, CUDIS_DB_ALL), CUDIS_OK);
     cudis_stats s = stats_of(e);
     cr_assert_eq(s.items, 0);
     cr_assert_eq(s.key_bytes + s.value_bytes, 0);
     cr_assert_lt(s.bytes_used, before.bytes_used);
     t_expect(e, T_NOW, "k:5", NULL);
-    cr_assert_eq(engine_random_key(e, T_NOW, buf, sizeof(buf), &len), 0);
+    cr_assert_eq(engine_random_key(e, 0, T_NOW, buf, sizeof(buf), &len), 0);
     memset(&acc, 0, sizeof(acc));
     cur = 0;
     do {
-        engine_scan(e, cur, 1000, T_NOW, scan_collect, &acc, &cur);
+        engine_scan(e, CUDIS_DB_ALL, cur, 1000, T_NOW, scan_collect, &acc, &cur);
     } while (cur != 0);
     cr_assert_eq(acc.n, 0);
     /* usable again */
@@ -1364,7 +1499,8 @@ ENGINE_TEST(scan_during_writes)
     uint64_t cur = 0;
     int calls = 0, next_key = 300;
     do {
-        cr_assert_eq(engine_scan(e, cur, 4, T_NOW, scan_collect, &acc, &cur), CUDIS_OK);
+        cr_assert_eq(engine_scan(e, CUDIS_DB_ALL, cur, 4, T_NOW, scan_collect, &acc, &cur),
+                     CUDIS_OK);
         /* between calls: more keys (the baselines' table doubles several times) */
         tb_reset(&t);
         for (int j = 0; j < 8 && next_key < 2000; j++, next_key++) {

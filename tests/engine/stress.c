@@ -216,8 +216,9 @@ typedef struct mon {
     bool over;
 } mon;
 
-static int scan_noop(void *arg, const uint8_t *key, uint32_t key_len, int64_t exp)
+static int scan_noop(void *arg, uint8_t db, const uint8_t *key, uint32_t key_len, int64_t exp)
 {
+    (void)db;
     (void)exp;
     cr_assert(key_len > 0 && key_len < 32);
     (*(uint64_t *)arg) += key[0];
@@ -237,8 +238,8 @@ static void *monitor(void *arg)
             m->over = true;
         }
         uint64_t cur = 0;
-        engine_scan(m->e, cur, 8, 1000, scan_noop, &sink, &cur);
-        int rc = engine_random_key(m->e, 1000, buf, sizeof(buf), &len);
+        engine_scan(m->e, CUDIS_DB_ALL, cur, 8, 1000, scan_noop, &sink, &cur);
+        int rc = engine_random_key(m->e, 0, 1000, buf, sizeof(buf), &len);
         cr_assert(rc >= 0);
         m->checks++;
     }

@@ -235,20 +235,26 @@ static void sim_destroy_store(void *c)
     free(s);
 }
 
-static int sim_scan(void *c, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
-                    void *arg, uint64_t *next)
+static int sim_scan(void *c, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
+                    cudis_scan_fn fn, void *arg, uint64_t *next)
 {
-    return ccht_scan(((sim_ctx *)c)->t, cursor, count, now_ms, fn, arg, next);
+    return ccht_scan(((sim_ctx *)c)->t, db, cursor, count, now_ms, fn, arg, next);
 }
 
-static int sim_random_key(void *c, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
+static int sim_random_key(void *c, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
+                          uint32_t *len)
 {
-    return ccht_random_key(((sim_ctx *)c)->t, now_ms, buf, cap, len);
+    return ccht_random_key(((sim_ctx *)c)->t, db, now_ms, buf, cap, len);
 }
 
-static int sim_flush(void *c)
+static int sim_flush(void *c, int db)
 {
-    return ccht_flush(((sim_ctx *)c)->t);
+    return ccht_flush(((sim_ctx *)c)->t, db);
+}
+
+static uint64_t sim_db_size(void *c, uint8_t db)
+{
+    return ccht_db_size(((sim_ctx *)c)->t, db);
 }
 
 static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work)
@@ -286,6 +292,7 @@ const engine_store_ops gk_hostsim_store_ops = {
     .scan = sim_scan,
     .random_key = sim_random_key,
     .flush = sim_flush,
+    .db_size = sim_db_size,
     .sweep = sim_sweep,
     .sweep_units = sim_sweep_units,
     .stats = sim_stats,

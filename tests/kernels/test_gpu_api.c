@@ -36,8 +36,8 @@ Test(gpu_api, null_engine_is_rejected)
     gpu_pending *p = NULL;
     cr_assert_eq(gpu_engine_submit(NULL, &b, &p), CUDIS_E_INVAL);
     cr_assert_eq(gpu_engine_complete(NULL, p), CUDIS_E_INVAL);
-    cr_assert_eq(gpu_engine_flush(NULL), CUDIS_E_INVAL);
-    cr_assert_eq(gpu_engine_random_key(NULL, 0, buf, sizeof(buf), &u), CUDIS_E_INVAL);
+    cr_assert_eq(gpu_engine_flush(NULL, CUDIS_DB_ALL), CUDIS_E_INVAL);
+    cr_assert_eq(gpu_engine_random_key(NULL, 0, 0, buf, sizeof(buf), &u), CUDIS_E_INVAL);
     cudis_stats st;
     gpu_engine_stats(NULL, &st);
     cr_assert_eq(st.items, 0);

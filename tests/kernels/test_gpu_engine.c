@@ -308,8 +308,9 @@ Test(gpu_engine, eviction_under_budget)
     cr_assert_gt(ev, 0);
 }
 
-static int count_key(void *arg, const uint8_t *key, uint32_t len, int64_t exp)
+static int count_key(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
 {
+    (void)db;
     (void)key;
     (void)len;
     (void)exp;
@@ -329,12 +330,12 @@ Test(gpu_engine, scan_sweep_flush)
     int n = 0;
     uint64_t cur = 0;
     do {
-        cr_assert_eq(gpu_engine_scan(g, cur, 100, NOW, count_key, &n, &cur), 0);
+        cr_assert_eq(gpu_engine_scan(g, CUDIS_DB_ALL, cur, 100, NOW, count_key, &n, &cur), 0);
     } while (cur != 0);
     cr_assert_eq(n, 500);
     n = 0;
     do {
-        cr_assert_eq(gpu_engine_scan(g, cur, 1000, NOW + 20, count_key, &n, &cur), 0);
+        cr_assert_eq(gpu_engine_scan(g, CUDIS_DB_ALL, cur, 1000, NOW + 20, count_key, &n, &cur), 0);
     } while (cur != 0);
     cr_assert_eq(n, 250, "expired keys are not reported");
     int reclaimed = 0;
@@ -349,12 +350,12 @@ Test(gpu_engine, scan_sweep_flush)
     cr_assert_eq(reclaimed, 250);
     uint8_t kb[64];
     uint32_t kl = 0;
-    cr_assert_eq(gpu_engine_random_key(g, NOW + 20, kb, sizeof(kb), &kl), 1);
-    cr_assert_eq(gpu_engine_flush(g), 0);
+    cr_assert_eq(gpu_engine_random_key(g, 0, NOW + 20, kb, sizeof(kb), &kl), 1);
+    cr_assert_eq(gpu_engine_flush(g, CUDIS_DB_ALL), 0);
     cudis_stats st;
     gpu_engine_stats(g, &st);
     cr_assert_eq(st.items, 0);
-    cr_assert_eq(gpu_engine_random_key(g, NOW, kb, sizeof(kb), &kl), 0);
+    cr_assert_eq(gpu_engine_random_key(g, 0, NOW, kb, sizeof(kb), &kl), 0);
     gpu_engine_destroy(g);
 }
 
@@ -445,7 +446,7 @@ Test(gpu_engine, injected_cuda_error_fails_the_engine)
     cr_assert_eq(rc, CUDIS_E_DEVFAIL);
     cr_assert_not_null(gpu_engine_failure(g));
     cr_assert_eq(set_one(g, "after"), CUDIS_E_DEVFAIL);
-    cr_assert_eq(gpu_engine_flush(g), CUDIS_E_DEVFAIL);
+    cr_assert_eq(gpu_engine_flush(g, CUDIS_DB_ALL), CUDIS_E_DEVFAIL);
     char info[4096];
     gpu_engine_info(g, info, sizeof(info));
     cr_assert_neq(strstr(info, "gpu_failed:1\r\n"), NULL, "%s", info);
