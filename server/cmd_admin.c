@@ -26,7 +26,11 @@ H(cmd_ping)
         conn_errorf(c, "ERR wrong number of arguments for '%s' command", cmd_fullname(c->cur_cmd));
         return;
     }
-    if (argc == 2) {
+    if (c->proto == 2 && pubsub_subscribed(c)) { /* subscribed mode: ["pong", message] */
+        resp_array(&c->out, 2);
+        resp_bulks(&c->out, "pong");
+        resp_bulk(&c->out, argc == 2 ? argv[1] : "", argc == 2 ? lens[1] : 0);
+    } else if (argc == 2) {
         resp_bulk(&c->out, argv[1], lens[1]);
     } else {
         sbuf_add(&c->out, "+PONG\r\n", 7);
@@ -295,6 +299,7 @@ H(cmd_reset)
 {
     UNUSED3;
     multi_discard(c); /* and UNWATCH */
+    pubsub_unsubscribe_all(c);
     c->proto = 2;
     c->db = 0;
     set_str(c, &c->name, NULL, 0);
@@ -891,6 +896,27 @@ H(cmd_command_help)
         "    Return documentation details about multiple commands.", "HELP",
         "    Print this help.", NULL};
     help_reply(c, "COMMAND", lines);
+}
+
+H(cmd_pubsub_help)
+{
+    UNUSED3;
+    static const char *const lines[] = {
+        "CHANNELS [<pattern>]",
+        "    Return the currently active channels matching a <pattern> (default: '*').",
+        "NUMPAT",
+        "    Return number of subscriptions to patterns.",
+        "NUMSUB [<channel> ...]",
+        "    Return the number of subscribers for the specified channels, excluding",
+        "    pattern subscriptions(default: no channels).",
+        "SHARDCHANNELS [<pattern>]",
+        "    Return the currently active shard level channels matching a <pattern> (default: '*').",
+        "SHARDNUMSUB [<shardchannel> ...]",
+        "    Return the number of subscribers for the specified shard level channel(s)",
+        "HELP",
+        "    Print this help.",
+        NULL};
+    help_reply(c, "PUBSUB", lines);
 }
 
 H(cmd_memory_help)

@@ -33,6 +33,7 @@ typedef struct command command;
 #define CMD_SUB 0x0800      /* a subcommand: the row follows its container */
 #define CMD_NOQUEUE 0x1000  /* runs at once inside MULTI (EXEC, DISCARD, WATCH...) */
 #define CMD_DRAIN 0x2000    /* drain the batch first: it changes how replies render */
+#define CMD_PUBSUB 0x4000   /* allowed in RESP2 subscribed mode (subscribe family, PING...) */
 
 typedef void (*cmd_fn)(conn *c, int argc, char **argv, uint32_t *lens);
 
@@ -71,6 +72,20 @@ struct command {
     X(cmd_discard)                                                                                 \
     X(cmd_watch)                                                                                   \
     X(cmd_unwatch)                                                                                 \
+    X(cmd_subscribe)                                                                               \
+    X(cmd_unsubscribe)                                                                             \
+    X(cmd_psubscribe)                                                                              \
+    X(cmd_punsubscribe)                                                                            \
+    X(cmd_publish)                                                                                 \
+    X(cmd_ssubscribe)                                                                              \
+    X(cmd_sunsubscribe)                                                                            \
+    X(cmd_spublish)                                                                                \
+    X(cmd_pubsub_channels)                                                                         \
+    X(cmd_pubsub_numsub)                                                                           \
+    X(cmd_pubsub_numpat)                                                                           \
+    X(cmd_pubsub_shardchannels)                                                                    \
+    X(cmd_pubsub_shardnumsub)                                                                      \
+    X(cmd_pubsub_help)                                                                             \
     X(cmd_get)                                                                                     \
     X(cmd_set)                                                                                     \
     X(cmd_setnx)                                                                                   \

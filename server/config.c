@@ -212,6 +212,9 @@ static int parse_cobl(srv_config *c, const char *val, char *err, size_t errlen)
     c->obuf_hard = vals[0][0];
     c->obuf_soft = vals[0][1];
     c->obuf_soft_secs = vals[0][2];
+    c->obuf_ps_hard = vals[2][0];
+    c->obuf_ps_soft = vals[2][1];
+    c->obuf_ps_soft_secs = vals[2][2];
     return 0;
 }
 

@@ -55,7 +55,8 @@ typedef struct srv_config {
     char *save;
     char *appendonly;
     /* derived from client_output_buffer_limit, class normal */
-    long long obuf_hard, obuf_soft, obuf_soft_secs;
+    long long obuf_hard, obuf_soft, obuf_soft_secs;          /* class normal */
+    long long obuf_ps_hard, obuf_ps_soft, obuf_ps_soft_secs; /* class pubsub */
 } srv_config;
 
 typedef struct config_option {

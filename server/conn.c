@@ -52,6 +52,7 @@ void conn_free(conn *c)
     lp->nclients--;
     pthread_mutex_unlock(&lp->lock);
     multi_discard(c); /* and its watched keys */
+    pubsub_conn_gone(c);
     resp_parser_deinit(&c->rp);
     free(c->qbuf);
     sbuf_free(&c->out);
@@ -210,7 +211,10 @@ void conn_cron(conn *c, int64_t now)
 bool conn_check_obuf(conn *c)
 {
     size_t pending = c->out.len - c->out_sent;
-    long long hard = srv.cfg.obuf_hard, soft = srv.cfg.obuf_soft;
+    bool ps = pubsub_subscribed(c); /* class pubsub, else normal */
+    long long hard = ps ? srv.cfg.obuf_ps_hard : srv.cfg.obuf_hard;
+    long long soft = ps ? srv.cfg.obuf_ps_soft : srv.cfg.obuf_soft;
+    long long soft_secs = ps ? srv.cfg.obuf_ps_soft_secs : srv.cfg.obuf_soft_secs;
     bool over = false;
     if (hard > 0 && (long long)pending > hard) {
         over = true;
@@ -218,7 +222,7 @@ bool conn_check_obuf(conn *c)
         int64_t now = cudis_now_ms();
         if (c->soft_since_ms == 0) {
             c->soft_since_ms = now;
-        } else if (now - c->soft_since_ms > srv.cfg.obuf_soft_secs * 1000) {
+        } else if (now - c->soft_since_ms > soft_secs * 1000) {
             over = true;
         }
     } else {
@@ -435,7 +439,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     conn *c = arg;
-    loop *lp = c->lp;
+    /* replies (and messages to subscribers) are written once per round of
+     * callbacks, by loop_run, as Redis's beforeSleep does */
     conn_read_once(c);
-    loop_drain(lp);
 }

@@ -127,6 +127,15 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
         reject(c, cmd, "NOAUTH", "Authentication required.", before);
         return;
     }
+    if (c->proto == 2 && !(cmd->flags & CMD_PUBSUB) && pubsub_subscribed(c)) {
+        char msg[200];
+        snprintf(msg, sizeof(msg),
+                 "Can't execute '%s': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / "
+                 "RESET are allowed in this context",
+                 cmd_fullname(cmd));
+        reject(c, cmd, "ERR", msg, before);
+        return;
+    }
     if (c->multi != NULL && !(cmd->flags & CMD_NOQUEUE)) {
         multi_queue(c, cmd, argc, argv, lens);
         reply_in_order(c, before);

@@ -95,6 +95,7 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
     memcpy(fds, lp->pending_fds, (size_t)nf * sizeof(int));
     lp->npending_fds = 0;
     pthread_mutex_unlock(&lp->lock);
+    pubsub_drain_inbox(lp);
     for (int i = 0; i < nf; i++) {
         bool is_unix = fds[i] < 0;
         conn_create(lp, is_unix ? -fds[i] - 1 : fds[i], is_unix);

@@ -66,6 +66,9 @@ typedef struct multi_state {
 /* A key this connection WATCHes: its registry node, and whether it was
  * live then (so expiry, eviction and flushes show at EXEC). */
 typedef struct watch_node watch_node;
+typedef struct ps_chan ps_chan; /* pubsub.c */
+typedef struct ps_pat ps_pat;
+typedef struct ps_msg ps_msg;
 typedef struct watched_key {
     watch_node *node;
     bool found;
@@ -99,6 +102,11 @@ struct conn {
     watched_key *watched;
     int nwatched, cap_watched;
     _Atomic bool watch_dirty; /* a watched key was written (by anyone) */
+    /* pub/sub: channels per namespace (0 SUBSCRIBE, 1 SSUBSCRIBE), patterns */
+    ps_chan **ps_chans[2];
+    int ps_n[2], ps_cap[2];
+    ps_pat **ps_pats;
+    int ps_npat, ps_patcap;
 };
 
 /* ------------------------------------------------------------------------
@@ -131,6 +139,7 @@ struct loop {
     loop_stats st;
     pthread_mutex_t lock;       /* guards the client list for CLIENT LIST/KILL */
     struct event *done_ev;      /* bf's queue fd: a batch finished */
+    ps_msg *inbox, *inbox_tail; /* messages for our clients from other loops (lock) */
     int pending_fds[256];       /* accepted fds handed over by the listener */
     int npending_fds;
 };
@@ -238,6 +247,15 @@ void reply_in_order(conn *c, size_t before);
 void multi_queue(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
 void multi_reject(conn *c); /* a command was refused while queued */
 void multi_discard(conn *c);
+
+/* pubsub.c */
+/* Deliver a message; returns the receivers (PUBLISH's reply). ns 1: shard. */
+long pubsub_publish(loop *from, int ns, const char *ch, uint32_t clen, const char *msg,
+                    uint32_t mlen);
+void pubsub_drain_inbox(loop *lp);     /* messages other loops queued for ours */
+void pubsub_unsubscribe_all(conn *c);  /* RESET */
+void pubsub_conn_gone(conn *c);        /* conn_free: and its queued messages */
+bool pubsub_subscribed(const conn *c); /* any channel, pattern or shard channel */
 
 /* watch.c: WATCHed keys of every loop */
 bool watch_active(void);                      /* any key watched at all */

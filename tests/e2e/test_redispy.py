@@ -3,7 +3,8 @@
 redis-py 4.3 (Debian's python3-redis, run with Debian's /usr/bin/python3):
 connection pool shared by threads, pipeline(transaction=False), the
 default transactional pipeline and WATCH with retries, numbered
-databases (db=1, SWAPDB, MOVE, INFO keyspace), expiry,
+databases (db=1, SWAPDB, MOVE, INFO keyspace), pubsub() with
+get_message and run_in_thread, expiry,
 scan_iter, mget/mset, incr family, binary values, unix socket, INFO and
 CONFIG parsing, errors mapped to exceptions. Run by ctest (label e2e):
   /usr/bin/python3 test_redispy.py --server PATH   (or CUDIS_E2E_SERVER=...)
@@ -211,6 +212,42 @@ class RedisPy(unittest.TestCase):
             redis.Redis(host="127.0.0.1", port=self.srv.port, db=16).ping()
         r1.close()
         r2.close()
+
+    def test_pubsub(self):
+        r = self.r
+        p = r.pubsub()
+        p.subscribe("ch1")
+        p.psubscribe("pat.*")
+        self.assertEqual(p.get_message(timeout=5)["type"], "subscribe")
+        self.assertEqual(p.get_message(timeout=5)["type"], "psubscribe")
+        self.assertEqual(r.publish("ch1", "hello"), 1)
+        self.assertEqual(r.publish("pat.x", "world"), 1)
+        m = p.get_message(timeout=5)
+        self.assertEqual((m["type"], m["channel"], m["data"]), ("message", b"ch1", b"hello"))
+        m = p.get_message(timeout=5)
+        self.assertEqual((m["type"], m["pattern"], m["channel"], m["data"]),
+                         ("pmessage", b"pat.*", b"pat.x", b"world"))
+        self.assertEqual(r.pubsub_numsub("ch1"), [(b"ch1", 1)])
+        self.assertEqual(r.pubsub_numpat(), 1)
+        self.assertEqual(r.pubsub_channels(), [b"ch1"])
+        # a handler in a thread of its own
+        got = []
+        p2 = r.pubsub()
+        p2.subscribe(**{"ch2": lambda m: got.append(m["data"])})
+        t = p2.run_in_thread(sleep_time=0.01)
+        deadline = time.time() + 5
+        while r.pubsub_numsub("ch2") != [(b"ch2", 1)] and time.time() < deadline:
+            time.sleep(0.01)
+        for i in range(100):
+            r.publish("ch2", str(i))
+        while len(got) < 100 and time.time() < deadline:
+            time.sleep(0.01)
+        t.stop()
+        t.join(timeout=5)  # the worker closes p2 itself
+        self.assertEqual(got, [str(i).encode() for i in range(100)])
+        p.unsubscribe()
+        p.punsubscribe()
+        p.close()
 
     def test_scan_iter(self):
         r = self.r
