@@ -3,6 +3,7 @@
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config libevent-dev libhiredis-dev libcriterion-dev
+      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev
       redis-server redis-tools memcached python3-redis gnuplot-nox procps)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -919,6 +919,28 @@ H(cmd_pubsub_help)
     help_reply(c, "PUBSUB", lines);
 }
 
+H(cmd_script_help)
+{
+    UNUSED3;
+    static const char *const lines[] = {
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Print this help.",
+        NULL};
+    help_reply(c, "SCRIPT", lines);
+}
+
 H(cmd_memory_help)
 {
     UNUSED3;

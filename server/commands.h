@@ -86,6 +86,15 @@ struct command {
     X(cmd_pubsub_shardchannels)                                                                    \
     X(cmd_pubsub_shardnumsub)                                                                      \
     X(cmd_pubsub_help)                                                                             \
+    X(cmd_eval)                                                                                    \
+    X(cmd_evalsha)                                                                                 \
+    X(cmd_eval_ro)                                                                                 \
+    X(cmd_evalsha_ro)                                                                              \
+    X(cmd_script_load)                                                                             \
+    X(cmd_script_exists)                                                                           \
+    X(cmd_script_flush)                                                                            \
+    X(cmd_script_kill)                                                                             \
+    X(cmd_script_help)                                                                             \
     X(cmd_get)                                                                                     \
     X(cmd_set)                                                                                     \
     X(cmd_setnx)                                                                                   \

@@ -29,7 +29,7 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg);
 
 void conn_want_write(conn *c)
 {
-    if (c->flags & CONN_IN_WLIST) {
+    if (c->flags & (CONN_IN_WLIST | CONN_FAKE)) {
         return;
     }
     c->flags |= CONN_IN_WLIST;

@@ -79,6 +79,29 @@ static void reject(conn *c, const command *cmd, const char *code, const char *ms
     reply_in_order(c, before);
 }
 
+bool excl_begin(loop *lp)
+{
+    batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
+    if (srv.nloops < 2 || lp->exec_locked) {
+        return false;
+    }
+    pthread_rwlock_wrlock(&srv.eng_lock);
+    lp->bf.eng_lock = NULL;
+    lp->exec_locked = true;
+    return true;
+}
+
+void excl_end(loop *lp, bool locked)
+{
+    if (!locked) {
+        return;
+    }
+    batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
+    lp->exec_locked = false;
+    lp->bf.eng_lock = &srv.eng_lock;
+    pthread_rwlock_unlock(&srv.eng_lock);
+}
+
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
 {
     const command *cmd = cmd_lookup(argv[0], lens[0]);

@@ -14,6 +14,7 @@
 
 #include "cudis_time.h"
 #include "server.h"
+#include "script.h"
 #include "server_internal.h"
 
 static void daemonize(void)
@@ -165,6 +166,7 @@ int server_main(int argc, char **argv)
     }
     log_msg(LL_NOTICE, "Engine %s (requested %s): %s", engine_name(srv.eng), srv.cfg.engine, why);
     int rc = server_start();
+    script_shutdown();
     engine_destroy(srv.eng);
     srv.eng = NULL;
     if (srv.cfg.pidfile && srv.cfg.pidfile[0]) {

@@ -115,25 +115,6 @@ void cmd_unwatch(conn *c, int argc, char **argv, uint32_t *lens)
     reply_ok(c);
 }
 
-/* Take the engine for this EXEC alone (several loops): this loop's batches
- * answered, then the lock held exclusively; batches flushed meanwhile run
- * inline under it. */
-static void exec_lock(loop *lp)
-{
-    batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
-    pthread_rwlock_wrlock(&srv.eng_lock);
-    lp->bf.eng_lock = NULL;
-    lp->exec_locked = true;
-}
-
-static void exec_unlock(loop *lp)
-{
-    batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
-    lp->exec_locked = false;
-    lp->bf.eng_lock = &srv.eng_lock;
-    pthread_rwlock_unlock(&srv.eng_lock);
-}
-
 void cmd_exec(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc, (void)argv, (void)lens;
@@ -154,11 +135,11 @@ void cmd_exec(conn *c, int argc, char **argv, uint32_t *lens)
         reply_in_order(c, before);
         return;
     }
-    bool locked = srv.nloops > 1 && !lp->exec_locked;
-    if (locked) {
-        exec_lock(lp);
-    } else if (c->nwatched > 0) {
-        batch_flush(&lp->bf, srv.eng, SEAL_DRAIN); /* the keys are read alone */
+    /* with one loop nothing else runs meanwhile: no need to drain unless
+     * the watched keys are to be read */
+    bool locked = false;
+    if (srv.nloops > 1 || c->nwatched > 0) {
+        locked = excl_begin(lp);
     }
     bool changed = watch_changed(c);
     watch_clear(c);
@@ -173,8 +154,6 @@ void cmd_exec(conn *c, int argc, char **argv, uint32_t *lens)
             dispatch_run(c, q->cmd, q->argc, q->argv, q->lens);
         }
     }
-    if (locked) {
-        exec_unlock(lp);
-    }
+    excl_end(lp, locked);
     multi_free(m);
 }

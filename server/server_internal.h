@@ -48,6 +48,7 @@ typedef struct pend pend;
 #define CONN_KILL 0x10        /* CLIENT KILL from another thread */
 #define CONN_UNIX 0x20
 #define CONN_LOCAL 0x40
+#define CONN_FAKE 0x80 /* a script's client: no socket, replies read back */
 
 /* A transaction being queued (MULTI ... EXEC). */
 typedef struct multi_cmd {
@@ -239,6 +240,11 @@ void reply_engine_error(conn *c, int status);
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens);
 /* Run a looked-up, checked command (dispatch, and EXEC for each queued one). */
 void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
+/* Run alone (EXEC, EVAL): this loop's batches answered; with several
+ * loops the engine held exclusively (batches flushed meanwhile run inline
+ * under it) until excl_end. Returns whether it took the lock. */
+bool excl_begin(loop *lp);
+void excl_end(loop *lp, bool locked);
 /* What c wrote to c->out from `before` on goes behind its pending replies
  * (if any) in the open batch. */
 void reply_in_order(conn *c, size_t before);

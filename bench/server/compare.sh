@@ -21,71 +21,15 @@
 #      SERVER_CPU (default 0), LOAD_CPU (default 1), OUT (CSV folder,
 #      default bench/results/server).
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 N=${N:-2000000}
 PIPES=${PIPES:-"16 1"}
 TESTS=${TESTS:-"set get"}
 REPEAT=${REPEAT:-1}
-BUILD=${BUILD:-$ROOT/build}
-CUDIS=${CUDIS:-$BUILD/server/cudis-server}
-REDIS=${REDIS:-/usr/bin/redis-server}
 MAXMEMORY=${MAXMEMORY:-1gb}
-CUDIS_ENGINE=${CUDIS_ENGINE-cpu} # empty: no --engine option
 CUDIS_ARGS=${CUDIS_ARGS:-}
-SERVER_CPU=${SERVER_CPU:-0}
-LOAD_CPU=${LOAD_CPU:-1}
-OUT=${OUT:-$ROOT/bench/results/server}
-CLK_TCK=$(getconf CLK_TCK)
-
-for b in "$CUDIS" "$REDIS" "$(command -v redis-benchmark || true)"; do
-  [[ -n $b && -x $b ]] || { echo "compare.sh: missing binary: '$b'" >&2; exit 1; }
-done
-mkdir -p "$OUT"
-STAMP=$(date -u +%Y%m%d-%H%M%S)
+need_bins "$CUDIS" "$REDIS" "$(command -v redis-benchmark || true)"
 CSV=$OUT/compare-$STAMP.csv
-TMP=$(mktemp -d /tmp/cudis-bench-server-XXXXXX)
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-declare -A PID PORT
-start_server() { # name
-  local name=$1 port
-  port=$(free_port)
-  if [[ $name == cudis ]]; then
-    # shellcheck disable=SC2086
-    taskset -c "$SERVER_CPU" "$CUDIS" --port "$port" --bind 127.0.0.1 ${CUDIS_ENGINE:+--engine "$CUDIS_ENGINE"} \
-      --maxmemory "$MAXMEMORY" $CUDIS_ARGS >"$TMP/$name.log" 2>&1 &
-  else
-    taskset -c "$SERVER_CPU" "$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --maxmemory "$MAXMEMORY" --maxmemory-policy allkeys-lru >"$TMP/$name.log" 2>&1 &
-  fi
-  PID[$name]=$!
-  PORT[$name]=$port
-  for _ in $(seq 200); do
-    if redis-cli -p "$port" ping >/dev/null 2>&1; then return 0; fi
-    sleep 0.05
-  done
-  echo "compare.sh: $name did not start; log:" >&2
-  tail -20 "$TMP/$name.log" >&2
-  exit 1
-}
-
-stop_all() {
-  for name in "${!PID[@]}"; do
-    if kill -0 "${PID[$name]}" 2>/dev/null; then
-      kill -TERM "${PID[$name]}" 2>/dev/null || true
-      wait "${PID[$name]}" 2>/dev/null || true
-    fi
-  done
-  rm -rf "$TMP"
-}
-trap stop_all EXIT
-
-cpu_ticks() { # pid -> utime+stime in clock ticks (fields 14 and 15)
-  awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
-}
 
 # run_one name pipe test -> "rps p50 p99 cpu_s"
 run_one() {
@@ -104,12 +48,11 @@ run_one() {
     '{ printf "%s %s %s %.3f\n", $2, $5, $7, cpu / hz }'
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)"
+machine_line
 echo "redis-benchmark -c 50 -n $N -r 1000000 -d 32, servers on cpu $SERVER_CPU, load on cpu $LOAD_CPU, maxmemory $MAXMEMORY"
-start_server cudis
-start_server redis
+# shellcheck disable=SC2086
+start_server cudis --maxmemory "$MAXMEMORY" $CUDIS_ARGS
+start_server redis --maxmemory "$MAXMEMORY" --maxmemory-policy allkeys-lru
 echo "cudis: $CUDIS --engine $CUDIS_ENGINE $CUDIS_ARGS (port ${PORT[cudis]}); redis: $($REDIS --version | cut -d' ' -f1-3) (port ${PORT[redis]})"
 
 echo "pipeline,test,server,rps,p50_ms,p99_ms,server_cpu_s,rps_per_cpu_s" >"$CSV"

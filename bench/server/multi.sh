@@ -18,63 +18,14 @@
 #      REDIS, BENCH (cudis-bench), SERVER_CPU (0), LOAD_CPU (1), OUT (CSV
 #      folder, default bench/results/server).
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 D=${D:-5}
 REPEAT=${REPEAT:-3}
 N_TX=${N_TX:-16}
 CONNS=${CONNS:-50}
-BUILD=${BUILD:-$ROOT/build}
-CUDIS=${CUDIS:-$BUILD/server/cudis-server}
-REDIS=${REDIS:-/usr/bin/redis-server}
 BENCH=${BENCH:-$BUILD/bench/load/cudis-bench}
-SERVER_CPU=${SERVER_CPU:-0}
-LOAD_CPU=${LOAD_CPU:-1}
-OUT=${OUT:-$ROOT/bench/results/server}
-CLK_TCK=$(getconf CLK_TCK)
-
-for b in "$CUDIS" "$REDIS" "$BENCH"; do
-  [[ -x $b ]] || { echo "multi.sh: missing binary: '$b'" >&2; exit 1; }
-done
-mkdir -p "$OUT"
-CSV=$OUT/multi-$(date -u +%Y%m%d-%H%M%S).csv
-TMP=$(mktemp -d /tmp/cudis-bench-multi-XXXXXX)
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-declare -A PID PORT
-start_server() { # name
-  local name=$1 port
-  port=$(free_port)
-  if [[ $name == cudis ]]; then
-    taskset -c "$SERVER_CPU" "$CUDIS" --port "$port" --bind 127.0.0.1 --engine cpu \
-      --maxmemory 1gb >"$TMP/$name.log" 2>&1 &
-  else
-    taskset -c "$SERVER_CPU" "$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --dir "$TMP" --maxmemory 1gb --maxmemory-policy allkeys-lru >"$TMP/$name.log" 2>&1 &
-  fi
-  PID[$name]=$!
-  PORT[$name]=$port
-  for _ in $(seq 200); do
-    if redis-cli -p "$port" ping >/dev/null 2>&1; then return 0; fi
-    sleep 0.05
-  done
-  echo "multi.sh: $name did not start; log:" >&2
-  tail -20 "$TMP/$name.log" >&2
-  exit 1
-}
-
-stop_all() {
-  for name in "${!PID[@]}"; do
-    kill -TERM "${PID[$name]}" 2>/dev/null || true
-    wait "${PID[$name]}" 2>/dev/null || true
-  done
-  rm -rf "$TMP"
-}
-trap stop_all EXIT
-
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+need_bins "$CUDIS" "$REDIS" "$BENCH"
+CSV=$OUT/multi-$STAMP.csv
 
 # run_one name mode -> "cmds_per_s p99_us cpu_s cmds"
 run_one() {
@@ -91,12 +42,10 @@ run_one() {
     cps = $NF; printf "%s %s %.3f %.0f\n", cps, $27, cpu / hz, cps * $13 }' "$csv"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)"
+machine_line
 echo "cudis-bench -c $CONNS, $N_TX commands per pipeline / transaction, GET/SET 50/50, 100k keys, 32 B, ${D}s x $REPEAT; servers on cpu $SERVER_CPU, load on cpu $LOAD_CPU"
-start_server cudis
-start_server redis
+start_server cudis --maxmemory 1gb
+start_server redis --maxmemory 1gb --maxmemory-policy allkeys-lru
 # every key once, so GETs hit
 for name in cudis redis; do
   taskset -c "$LOAD_CPU" "$BENCH" -p "${PORT[$name]}" -c 8 -k 100000 -n 1 -q >/dev/null 2>&1

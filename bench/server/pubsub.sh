@@ -12,65 +12,16 @@
 # Env: D, REPEAT, SUBS (100), PUBS (4), DEPTH (32), VSIZE (32), CUDIS, REDIS,
 #      BENCH, SERVER_CPU (0), LOAD_CPU (1), OUT (default bench/results/server).
 set -euo pipefail
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+source "$(dirname "$0")/lib.sh"
 D=${D:-5}
 REPEAT=${REPEAT:-3}
 SUBS=${SUBS:-100}
 PUBS=${PUBS:-4}
 DEPTH=${DEPTH:-32}
 VSIZE=${VSIZE:-32}
-BUILD=${BUILD:-$ROOT/build}
-CUDIS=${CUDIS:-$BUILD/server/cudis-server}
-REDIS=${REDIS:-/usr/bin/redis-server}
 BENCH=${BENCH:-$BUILD/bench/server/pubsub-bench}
-SERVER_CPU=${SERVER_CPU:-0}
-LOAD_CPU=${LOAD_CPU:-1}
-OUT=${OUT:-$ROOT/bench/results/server}
-CLK_TCK=$(getconf CLK_TCK)
-
-for b in "$CUDIS" "$REDIS" "$BENCH"; do
-  [[ -x $b ]] || { echo "pubsub.sh: missing binary: '$b'" >&2; exit 1; }
-done
-mkdir -p "$OUT"
-CSV=$OUT/pubsub-$(date -u +%Y%m%d-%H%M%S).csv
-TMP=$(mktemp -d /tmp/cudis-bench-pubsub-XXXXXX)
-
-free_port() {
-  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
-}
-
-declare -A PID PORT
-start_server() { # name
-  local name=$1 port
-  port=$(free_port)
-  if [[ $name == cudis ]]; then
-    taskset -c "$SERVER_CPU" "$CUDIS" --port "$port" --bind 127.0.0.1 --engine cpu \
-      >"$TMP/$name.log" 2>&1 &
-  else
-    taskset -c "$SERVER_CPU" "$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --dir "$TMP" >"$TMP/$name.log" 2>&1 &
-  fi
-  PID[$name]=$!
-  PORT[$name]=$port
-  for _ in $(seq 200); do
-    if redis-cli -p "$port" ping >/dev/null 2>&1; then return 0; fi
-    sleep 0.05
-  done
-  echo "pubsub.sh: $name did not start; log:" >&2
-  tail -20 "$TMP/$name.log" >&2
-  exit 1
-}
-
-stop_all() {
-  for name in "${!PID[@]}"; do
-    kill -TERM "${PID[$name]}" 2>/dev/null || true
-    wait "${PID[$name]}" 2>/dev/null || true
-  done
-  rm -rf "$TMP"
-}
-trap stop_all EXIT
-
-cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+need_bins "$CUDIS" "$REDIS" "$BENCH"
+CSV=$OUT/pubsub-$STAMP.csv
 
 # run_one name -> "messages_per_s publishes_per_s cpu_s delivered"
 run_one() {
@@ -85,9 +36,7 @@ run_one() {
   awk -F, -v cpu="$(( t1 - t0 ))" -v hz="$CLK_TCK" '{ printf "%s %s %.3f %s\n", $8, $9, cpu / hz, $7 }' "$csv"
 }
 
-median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
-
-echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)"
+machine_line
 echo "pubsub-bench: $SUBS subscribers, $PUBS publishers x $DEPTH in flight, ${VSIZE} B messages, ${D}s x $REPEAT; servers on cpu $SERVER_CPU, load on cpu $LOAD_CPU"
 start_server cudis
 start_server redis

@@ -4,7 +4,8 @@ redis-py 4.3 (Debian's python3-redis, run with Debian's /usr/bin/python3):
 connection pool shared by threads, pipeline(transaction=False), the
 default transactional pipeline and WATCH with retries, numbered
 databases (db=1, SWAPDB, MOVE, INFO keyspace), pubsub() with
-get_message and run_in_thread, expiry,
+get_message and run_in_thread, scripts (register_script) and Lock,
+expiry,
 scan_iter, mget/mset, incr family, binary values, unix socket, INFO and
 CONFIG parsing, errors mapped to exceptions. Run by ctest (label e2e):
   /usr/bin/python3 test_redispy.py --server PATH   (or CUDIS_E2E_SERVER=...)
@@ -248,6 +249,32 @@ class RedisPy(unittest.TestCase):
         p.unsubscribe()
         p.punsubscribe()
         p.close()
+
+    def test_scripts_and_lock(self):
+        r = self.r
+        # register_script: EVALSHA, falling back to EVAL on NOSCRIPT
+        add = r.register_script("return redis.call('incrby', KEYS[1], ARGV[1])")
+        self.assertEqual(add(keys=["sc"], args=[5]), 5)
+        r.script_flush()
+        self.assertEqual(add(keys=["sc"], args=[2]), 7)
+        self.assertEqual(r.eval("return {KEYS[1], ARGV[1]}", 1, "k", "a"), [b"k", b"a"])
+        r.set("nonint", "x")
+        with self.assertRaises(redis.exceptions.ResponseError):
+            r.eval("return redis.call('incr', 'nonint')", 0)
+        # redis-py's Lock: acquire and release are Lua scripts (EVALSHA)
+        lock = r.lock("resource", timeout=10)
+        self.assertTrue(lock.acquire(blocking=False))
+        other = r.lock("resource", timeout=10)
+        self.assertFalse(other.acquire(blocking=False))
+        self.assertTrue(lock.extend(5))
+        lock.release()
+        self.assertTrue(other.acquire(blocking=False))
+        other.release()
+        with self.assertRaises(redis.exceptions.LockError):
+            other.release()
+        with r.lock("ctx", timeout=5):
+            self.assertTrue(r.exists("ctx"))
+        self.assertFalse(r.exists("ctx"))
 
     def test_scan_iter(self):
         r = self.r

@@ -1,0 +1,75 @@
+# bench/server/lib.sh - what the side-by-side scripts here share (compare.sh,
+# multi.sh, pubsub.sh, script.sh): binaries, a scratch folder, starting the
+# two servers pinned to SERVER_CPU and stopping them on exit, a process's
+# CPU time, the median. Sourced, not run; the caller sets
+# `set -euo pipefail` first.
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${BUILD:-$ROOT/build}
+CUDIS=${CUDIS:-$BUILD/server/cudis-server}
+REDIS=${REDIS:-/usr/bin/redis-server}
+CUDIS_ENGINE=${CUDIS_ENGINE-cpu} # empty: no --engine option
+SERVER_CPU=${SERVER_CPU:-0}
+LOAD_CPU=${LOAD_CPU:-1}
+OUT=${OUT:-$ROOT/bench/results/server}
+CLK_TCK=$(getconf CLK_TCK)
+STAMP=$(date -u +%Y%m%d-%H%M%S)
+TMP=$(mktemp -d /tmp/cudis-bench-server-XXXXXX)
+mkdir -p "$OUT"
+
+need_bins() { # need_bins BIN...: exit unless each is an executable
+  for b in "$@"; do
+    [[ -n $b && -x $b ]] || { echo "$(basename "$0"): missing binary: '$b'" >&2; exit 1; }
+  done
+}
+
+free_port() {
+  /usr/bin/python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'
+}
+
+declare -A PID PORT
+# start_server cudis|redis [extra server options...]: pinned to SERVER_CPU on
+# a free port; cudis with --engine $CUDIS_ENGINE, redis without persistence
+# in an empty --dir. Waits until it answers PING.
+start_server() {
+  local name=$1 port
+  shift
+  port=$(free_port)
+  if [[ $name == cudis ]]; then
+    taskset -c "$SERVER_CPU" "$CUDIS" --port "$port" --bind 127.0.0.1 \
+      ${CUDIS_ENGINE:+--engine "$CUDIS_ENGINE"} "$@" >"$TMP/$name.log" 2>&1 &
+  else
+    mkdir -p "$TMP/redis-dir"
+    taskset -c "$SERVER_CPU" "$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+      --dir "$TMP/redis-dir" "$@" >"$TMP/$name.log" 2>&1 &
+  fi
+  PID[$name]=$!
+  PORT[$name]=$port
+  for _ in $(seq 200); do
+    if redis-cli -p "$port" ping >/dev/null 2>&1; then return 0; fi
+    sleep 0.05
+  done
+  echo "$(basename "$0"): $name did not start; log:" >&2
+  tail -20 "$TMP/$name.log" >&2
+  exit 1
+}
+
+stop_all() {
+  for name in "${!PID[@]}"; do
+    if kill -0 "${PID[$name]}" 2>/dev/null; then
+      kill -TERM "${PID[$name]}" 2>/dev/null || true
+      wait "${PID[$name]}" 2>/dev/null || true
+    fi
+  done
+  rm -rf "$TMP"
+}
+trap stop_all EXIT
+
+cpu_ticks() { # pid -> utime+stime in clock ticks (fields 14 and 15)
+  awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"
+}
+
+median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
+
+machine_line() {
+  echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)"
+}
