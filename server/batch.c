@@ -322,9 +322,9 @@ static void batch_answer(batch_flusher *f, batcher *b, int reason, int64_t now, 
         c->cur_cmd = p->cmd;
         p->fn(c, p, &view);
         c->cur_cmd = saved;
-        cmd_stat *cs = &f->cmd_stats[cmd_idx(p->cmd)];
-        cs->calls++;
-        cs->usec += (per_op_ns * (p->nops ? p->nops : 1)) / 1000;
+        uint64_t usec = (per_op_ns * (p->nops ? p->nops : 1)) / 1000;
+        cmd_stat_call(&f->cmd_stats[cmd_idx(p->cmd)], usec, srv.cfg.latency_tracking);
+        observe_batched(c, p->cmd, &view, p->op0, p->nops, usec);
         f->answered(c);
     }
     batch_reset(b);

@@ -74,9 +74,23 @@ typedef struct batcher {
     batch_stats st;
 } batcher;
 
+#define CMD_LAT_BUCKETS 32 /* latency histogram: bucket i holds calls of [2^i, 2^(i+1)) us */
+
 typedef struct cmd_stat {
     uint64_t calls, usec, rejected, failed;
+    uint64_t lat[CMD_LAT_BUCKETS]; /* latency-tracking */
 } cmd_stat;
+
+/* One call of a command that took `usec` microseconds. */
+static inline void cmd_stat_call(cmd_stat *cs, uint64_t usec, bool track)
+{
+    cs->calls++;
+    cs->usec += usec;
+    if (track) {
+        int b = usec > 1 ? 63 - __builtin_clzll(usec) : 0;
+        cs->lat[b < CMD_LAT_BUCKETS ? b : CMD_LAT_BUCKETS - 1]++;
+    }
+}
 
 /* Why a batch was sealed (statistics). */
 enum { SEAL_IDLE = 0, SEAL_CONFLICT, SEAL_FULL, SEAL_DEADLINE, SEAL_DRAIN };

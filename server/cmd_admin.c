@@ -300,6 +300,7 @@ H(cmd_reset)
     UNUSED3;
     multi_discard(c); /* and UNWATCH */
     pubsub_unsubscribe_all(c);
+    pubsub_monitor_stop(c);
     c->proto = 2;
     c->db = 0;
     set_str(c, &c->name, NULL, 0);
@@ -939,6 +940,48 @@ H(cmd_script_help)
         "    Print this help.",
         NULL};
     help_reply(c, "SCRIPT", lines);
+}
+
+H(cmd_slowlog_help)
+{
+    UNUSED3;
+    static const char *const lines[] = {
+        "GET [<count>]",
+        "    Return top <count> entries from the slowlog (default: 10, -1 mean all).",
+        "    Entries are made of:",
+        "    id, timestamp, time in microseconds, arguments array, client IP and port,",
+        "    client name",
+        "LEN",
+        "    Return the length of the slowlog.",
+        "RESET",
+        "    Reset the slowlog.",
+        "HELP",
+        "    Print this help.",
+        NULL};
+    help_reply(c, "SLOWLOG", lines);
+}
+
+H(cmd_latency_help)
+{
+    UNUSED3;
+    static const char *const lines[] = {
+        "DOCTOR",
+        "    Return a human readable latency analysis report.",
+        "HISTORY <event>",
+        "    Return time-latency samples for the <event> class.",
+        "LATEST",
+        "    Return the latest latency samples for all events.",
+        "RESET [<event> ...]",
+        "    Reset latency data of one or more <event> classes.",
+        "    (default: reset all data for all event classes)",
+        "HISTOGRAM [COMMAND ...]",
+        "    Return a cumulative distribution of latencies in the format of a histogram for the "
+        "specified command names.",
+        "    If no commands are specified then all histograms are replied.",
+        "HELP",
+        "    Print this help.",
+        NULL};
+    help_reply(c, "LATENCY", lines);
 }
 
 H(cmd_memory_help)

@@ -95,6 +95,17 @@ struct command {
     X(cmd_script_flush)                                                                            \
     X(cmd_script_kill)                                                                             \
     X(cmd_script_help)                                                                             \
+    X(cmd_slowlog_get)                                                                             \
+    X(cmd_slowlog_len)                                                                             \
+    X(cmd_slowlog_reset)                                                                           \
+    X(cmd_slowlog_help)                                                                            \
+    X(cmd_latency_latest)                                                                          \
+    X(cmd_latency_history)                                                                         \
+    X(cmd_latency_reset)                                                                           \
+    X(cmd_latency_doctor)                                                                          \
+    X(cmd_latency_histogram)                                                                       \
+    X(cmd_latency_help)                                                                            \
+    X(cmd_monitor)                                                                                 \
     X(cmd_get)                                                                                     \
     X(cmd_set)                                                                                     \
     X(cmd_setnx)                                                                                   \

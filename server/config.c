@@ -73,6 +73,16 @@ const config_option config_table[] = {
      "File to write the process id to at start and remove at exit (empty: none)."},
     {"hz", OPT_INT, "10", 1, 500, NULL, true, OFF(hz),
      "Background tasks per second: idle timeouts, output limits, expired key sweeps."},
+    {"slowlog-log-slower-than", OPT_INT, "10000", -1, LLONG_MAX, NULL, true, OFF(slowlog_log_slower_than),
+     "Log commands that take at least this many microseconds in the slow log (SLOWLOG GET); 0 logs every command, -1 none."},
+    {"slowlog-max-len", OPT_INT, "128", 0, LONG_MAX, NULL, true, OFF(slowlog_max_len),
+     "Entries the slow log keeps (the oldest go first)."},
+    {"latency-monitor-threshold", OPT_INT, "0", 0, LLONG_MAX, NULL, true, OFF(latency_monitor_threshold),
+     "Record latency events (LATENCY LATEST) of at least this many milliseconds; 0 turns the monitor off."},
+    {"latency-tracking", OPT_BOOL, "yes", 0, 0, NULL, true, OFF(latency_tracking),
+     "Keep a latency histogram per command (LATENCY HISTOGRAM, INFO latencystats)."},
+    {"latency-tracking-info-percentiles", OPT_STR, "50 99 99.9", 0, 0, NULL, true, OFF(latency_tracking_info_percentiles),
+     "The percentiles INFO latencystats reports, space separated."},
     {"databases", OPT_INT, "16", 1, 256, NULL, false, OFF(databases),
      "Number of databases (SELECT 0 .. databases-1); every engine keeps them apart. At most 256."},
     {"save", OPT_STR, "", 0, 0, NULL, true, OFF(save),
@@ -367,7 +377,8 @@ int config_load_text(srv_config *c, const char *text, char *err, size_t errlen)
             const config_option *o = config_find(argv[0]);
             if (o == NULL || n < 2 ||
                 (n > 2 && o->type != OPT_STR && o->type != OPT_COBL) ||
-                (n > 2 && o->type == OPT_STR && strcmp(o->name, "bind") && strcmp(o->name, "save"))) {
+                (n > 2 && o->type == OPT_STR && strcmp(o->name, "bind") && strcmp(o->name, "save") &&
+                 strcmp(o->name, "latency-tracking-info-percentiles"))) {
                 why = "Bad directive or wrong number of arguments";
             } else {
                 sbuf v = {0};

@@ -54,6 +54,11 @@ typedef struct srv_config {
     long long databases;
     char *save;
     char *appendonly;
+    long long slowlog_log_slower_than;
+    long long slowlog_max_len;
+    long long latency_monitor_threshold;
+    bool latency_tracking;
+    char *latency_tracking_info_percentiles;
     /* derived from client_output_buffer_limit, class normal */
     long long obuf_hard, obuf_soft, obuf_soft_secs;          /* class normal */
     long long obuf_ps_hard, obuf_ps_soft, obuf_ps_soft_secs; /* class pubsub */

@@ -102,6 +102,22 @@ void excl_end(loop *lp, bool locked)
     pthread_rwlock_unlock(&srv.eng_lock);
 }
 
+bool arg_redacted(const command *cmd, int i, int argc, char **argv, uint32_t *lens)
+{
+    const command *top = cmd_parent(cmd) ? cmd_parent(cmd) : cmd;
+    if (strcmp(top->name, "auth") == 0) {
+        return i > 0;
+    }
+    if (strcmp(top->name, "hello") == 0) { /* HELLO ... AUTH user pass */
+        for (int j = 1; j < i && j < argc; j++) {
+            if (util_eq(argv[j], lens[j], "auth")) {
+                return i == j + 1 || i == j + 2;
+            }
+        }
+    }
+    return false;
+}
+
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
 {
     const command *cmd = cmd_lookup(argv[0], lens[0]);
@@ -174,6 +190,10 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
     c->last_cmd = cmd;
     c->cur_cmd = cmd;
     lp->b.db = db_phys(c->db);
+    bool select = cmd->fn == cmd_select; /* shown with the database it selected */
+    if (!select) {
+        pubsub_monitor_feed(c, cmd, argc, argv, lens);
+    }
     if (cmd->flags & CMD_BATCH) {
         if (keys_conflict(&lp->b, cmd, argc, argv, lens)) {
             batch_flush(&lp->bf, srv.eng, SEAL_CONFLICT);
@@ -182,7 +202,7 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
         cmd->fn(c, argc, argv, lens);
         if (lp->b.seq == pend_before) {
             /* it replied at once (an argument error) */
-            lp->st.cmds[cmd_idx(cmd)].calls++;
+            cmd_stat_call(&lp->st.cmds[cmd_idx(cmd)], 0, srv.cfg.latency_tracking);
             reply_in_order(c, before);
         }
         c->cur_cmd = NULL;
@@ -207,8 +227,13 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
     if (lp->b.seq == pend_before) {
         reply_in_order(c, before);
     }
-    cmd_stat *cs = &lp->st.cmds[cmd_idx(cmd)];
-    cs->calls++;
-    cs->usec += (cudis_mono_ns() - t0) / 1000;
+    uint64_t usec = (cudis_mono_ns() - t0) / 1000;
+    if (select) {
+        pubsub_monitor_feed(c, cmd, argc, argv, lens);
+    }
+    cmd_stat_call(&lp->st.cmds[cmd_idx(cmd)], usec, srv.cfg.latency_tracking);
+    if (strcmp(cmd->name, "exec") != 0) { /* its commands are logged one by one */
+        observe_call(c, cmd, argc, argv, lens, usec);
+    }
     c->cur_cmd = NULL;
 }

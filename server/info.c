@@ -71,6 +71,9 @@ static void sum_stats(loop_stats *t, batch_stats *bs)
         t->errors += lp->st.errors;
         for (int i = 0; i < nc; i++) {
             t->cmds[i].calls += lp->st.cmds[i].calls;
+            for (int b = 0; b < CMD_LAT_BUCKETS; b++) {
+                t->cmds[i].lat[b] += lp->st.cmds[i].lat[b];
+            }
             t->cmds[i].usec += lp->st.cmds[i].usec;
             t->cmds[i].rejected += lp->st.cmds[i].rejected;
             t->cmds[i].failed += lp->st.cmds[i].failed;
@@ -263,6 +266,10 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
                         s->calls ? (double)s->usec / (double)s->calls : 0.0,
                         (unsigned long long)s->rejected, (unsigned long long)s->failed);
         }
+    }
+    if (want("latencystats", argc, argv, lens, false)) {
+        SECTION("Latencystats");
+        observe_info_latencystats(o);
     }
     if (want("errorstats", argc, argv, lens, true)) {
         SECTION("Errorstats");

@@ -15,6 +15,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 
 #include "cudis_hd.h"
 #include "server_internal.h"
@@ -569,10 +570,108 @@ void pubsub_unsubscribe_all(conn *c)
 void pubsub_conn_gone(conn *c)
 {
     pubsub_unsubscribe_all(c);
+    pubsub_monitor_stop(c);
     inbox_forget(c);
 }
 
 bool pubsub_subscribed(const conn *c)
 {
     return c->ps_n[0] + c->ps_n[1] + c->ps_npat > 0;
+}
+
+/* ------------------------------------------------------------------------
+ * MONITOR: every command, as it runs, to the monitoring clients
+ * ---------------------------------------------------------------------- */
+
+static struct {
+    conn **c;
+    int n, cap;
+} mon; /* under ps.mu */
+static _Atomic int nmon;
+
+void cmd_monitor(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc, (void)argv, (void)lens;
+    if (c->flags & CONN_MONITOR) {
+        return; /* already: no reply, as Redis */
+    }
+    pthread_mutex_lock(&ps.mu);
+    if (mon.n == mon.cap) {
+        mon.cap = mon.cap ? mon.cap * 2 : 4;
+        mon.c = xrealloc(mon.c, (size_t)mon.cap * sizeof(conn *));
+    }
+    mon.c[mon.n++] = c;
+    atomic_store(&nmon, mon.n);
+    pthread_mutex_unlock(&ps.mu);
+    c->flags |= CONN_MONITOR;
+    reply_ok(c);
+}
+
+void pubsub_monitor_stop(conn *c)
+{
+    if (!(c->flags & CONN_MONITOR)) {
+        return;
+    }
+    pthread_mutex_lock(&ps.mu);
+    for (int i = 0; i < mon.n; i++) {
+        if (mon.c[i] == c) {
+            mon.c[i] = mon.c[--mon.n];
+            break;
+        }
+    }
+    atomic_store(&nmon, mon.n);
+    pthread_mutex_unlock(&ps.mu);
+    c->flags &= ~CONN_MONITOR;
+}
+
+/* An argument as Redis's sdscatrepr writes it. */
+static void repr(sbuf *o, const char *s, uint32_t n)
+{
+    sbuf_add(o, "\"", 1);
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        switch (ch) {
+        case '\\': sbuf_add(o, "\\\\", 2); break;
+        case '"': sbuf_add(o, "\\\"", 2); break;
+        case '\n': sbuf_add(o, "\\n", 2); break;
+        case '\r': sbuf_add(o, "\\r", 2); break;
+        case '\t': sbuf_add(o, "\\t", 2); break;
+        case '\a': sbuf_add(o, "\\a", 2); break;
+        case '\b': sbuf_add(o, "\\b", 2); break;
+        default:
+            if (ch >= 32 && ch < 127) {
+                sbuf_add(o, (const char *)&ch, 1);
+            } else {
+                sbuf_printf(o, "\\x%02x", ch);
+            }
+        }
+    }
+    sbuf_add(o, "\"", 1);
+}
+
+void pubsub_monitor_feed(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens)
+{
+    if (atomic_load_explicit(&nmon, memory_order_relaxed) == 0) {
+        return;
+    }
+    struct timeval tv;
+    gettimeofday(&tv, NULL);
+    sbuf line = {0};
+    sbuf_printf(&line, "+%ld.%06ld [%d %s]", (long)tv.tv_sec, (long)tv.tv_usec, c->db,
+                (c->flags & CONN_FAKE) ? "lua" : c->addr);
+    for (int i = 0; i < argc; i++) {
+        sbuf_add(&line, " ", 1);
+        if (arg_redacted(cmd, i, argc, argv, lens)) {
+            repr(&line, "(redacted)", 10);
+        } else {
+            repr(&line, argv[i], lens[i]);
+        }
+    }
+    sbuf_add(&line, "\r\n", 2);
+    pthread_mutex_lock(&ps.mu);
+    for (int i = 0; i < mon.n; i++) {
+        deliver(c->lp, mon.c[i], line.p, line.len);
+    }
+    pthread_mutex_unlock(&ps.mu);
+    sbuf_free(&line);
 }

@@ -49,6 +49,7 @@ typedef struct pend pend;
 #define CONN_UNIX 0x20
 #define CONN_LOCAL 0x40
 #define CONN_FAKE 0x80 /* a script's client: no socket, replies read back */
+#define CONN_MONITOR 0x100 /* MONITOR: gets every command as it runs */
 
 /* A transaction being queued (MULTI ... EXEC). */
 typedef struct multi_cmd {
@@ -248,6 +249,9 @@ void excl_end(loop *lp, bool locked);
 /* What c wrote to c->out from `before` on goes behind its pending replies
  * (if any) in the open batch. */
 void reply_in_order(conn *c, size_t before);
+/* Whether argument i is a secret MONITOR and SLOWLOG show as "(redacted)"
+ * (AUTH's, HELLO's AUTH username and password). */
+bool arg_redacted(const command *cmd, int i, int argc, char **argv, uint32_t *lens);
 
 /* multi.c: transactions */
 void multi_queue(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
@@ -262,6 +266,18 @@ void pubsub_drain_inbox(loop *lp);     /* messages other loops queued for ours *
 void pubsub_unsubscribe_all(conn *c);  /* RESET */
 void pubsub_conn_gone(conn *c);        /* conn_free: and its queued messages */
 bool pubsub_subscribed(const conn *c); /* any channel, pattern or shard channel */
+/* MONITOR: the command c runs now, to every monitoring client. */
+void pubsub_monitor_feed(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
+void pubsub_monitor_stop(conn *c); /* RESET */
+
+/* observe.c: the slow log, the latency monitor, latency percentiles. The
+ * duration of a command that ran alone / of a batched one (its ops). */
+void observe_call(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens,
+                  uint64_t usec);
+void observe_batched(conn *c, const command *cmd, const cudis_batch *b, uint32_t op0, uint32_t nops,
+                     uint64_t usec);
+void observe_event(const char *event, uint64_t usec); /* e.g. "expire-cycle" */
+void observe_info_latencystats(sbuf *o);
 
 /* watch.c: WATCHed keys of every loop */
 bool watch_active(void);                      /* any key watched at all */

@@ -2,15 +2,19 @@
 """test_tools.py - Debian's redis-tools against the server: redis-cli (ping,
 set/get, --scan, info, a piped batch) and redis-benchmark
 (-q -n 2000 -t set,get,incr,mset -P 4) must run without errors and report
-non-zero rates. Run by ctest (label e2e):
+non-zero rates; Debian's prometheus-redis-exporter scrapes it with no
+error in its log. Run by ctest (label e2e):
   /usr/bin/python3 test_tools.py --server PATH   (or CUDIS_E2E_SERVER=...)
 """
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
+import time
 import unittest
+import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_server  # noqa: E402
@@ -84,6 +88,43 @@ class Tools(unittest.TestCase):
         # the keys it wrote are there
         self.assertEqual(self.cli_ok("exists", "key:__rand_int__").strip(), "1")
         self.assertEqual(self.cli_ok("get", "counter:__rand_int__").strip(), "2000")
+
+    @unittest.skipIf(shutil.which("prometheus-redis-exporter") is None,
+                     "prometheus-redis-exporter not installed")
+    def test_prometheus_exporter(self):
+        self.cli_ok("set", "k", "v")
+        self.cli_ok("select", "0")
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+        s.close()
+        log_path = os.path.join(self.srv.dir, "exporter.log")
+        with open(log_path, "wb") as log:
+            exp = subprocess.Popen(["prometheus-redis-exporter", "-redis.addr",
+                                    "redis://127.0.0.1:%d" % self.srv.port, "-web.listen-address",
+                                    "127.0.0.1:%d" % port], stdout=log, stderr=log)
+        try:
+            body = ""
+            for _ in range(100):
+                try:
+                    body = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                                  timeout=10).read().decode()
+                    break
+                except OSError:
+                    time.sleep(0.1)
+            body = urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port,
+                                          timeout=10).read().decode()  # a second scrape
+        finally:
+            exp.terminate()
+            exp.wait(timeout=10)
+        with open(log_path) as f:
+            log_text = f.read()
+        for metric in ("redis_up 1", 'redis_exporter_last_scrape_error{err=""} 0',
+                       "redis_commands_processed_total", "redis_slowlog_length",
+                       'redis_db_keys{db="db0"} 1', "redis_connected_clients"):
+            self.assertTrue(metric in body, "%s: not in the metrics" % metric)
+        self.assertNotIn("level=error", log_text, log_text)
+        self.assertNotIn("level=warning", log_text, log_text)
 
 
 if __name__ == "__main__":
