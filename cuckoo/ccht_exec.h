@@ -497,45 +497,17 @@ CUDIS_HD static inline void ccht_exec_op(const ccht_table *T, ccht_env *x, ccht_
  * Whole-table helpers shared by both engines
  * ---------------------------------------------------------------------- */
 
-/* Reclaim the expired items of bucket b (locks it). Returns how many. */
-CUDIS_HD static inline uint32_t ccht_sweep_bucket(const ccht_table *T, uint64_t b, int64_t now_ms,
-                                                  uint32_t shard, ccht_tally *ty)
+/* Remove from bucket b (locking it) the items that have expired at now_ms
+ * (db < 0: the sweep) or that belong to database db (FLUSHDB); the former
+ * count as expired evictions. Returns how many. */
+CUDIS_HD static inline uint32_t ccht_drop_bucket(const ccht_table *T, uint64_t b, int64_t now_ms,
+                                                 int db, uint32_t shard, ccht_tally *ty)
 {
     const ccht_view *v = &T->v;
     bool any = false;
     for (uint32_t w = 0; w < v->ways; w++) {
         uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
-        any = any || (word & CCHT_SLOT_EXP) != 0;
-    }
-    if (!any) {
-        return 0;
-    }
-    uint32_t n = 0;
-    ccht_bkt_lock(v, b);
-    for (uint32_t w = 0; w < v->ways; w++) {
-        uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
-        if (word != 0 && ccht_slot_expired(v, word, now_ms)) {
-            uint64_t off = ccht_slot_off(word);
-            ty->c[CCHT_C_EVICT_EXPIRED] += 1;
-            ccht_tally_drop(ty, v, off);
-            cudis_store_rel_u64(ccht_bkt_slot(v, b, w), 0);
-            ccht_arena_free(&T->a, off, shard);
-            n++;
-        }
-    }
-    ccht_bkt_unlock(v, b);
-    return n;
-}
-
-/* Remove the items of database db from bucket b (locks it; FLUSHDB).
- * Returns how many. */
-CUDIS_HD static inline uint32_t ccht_drop_db_bucket(const ccht_table *T, uint64_t b, uint32_t db,
-                                                    uint32_t shard, ccht_tally *ty)
-{
-    const ccht_view *v = &T->v;
-    bool any = false;
-    for (uint32_t w = 0; w < v->ways; w++) {
-        any = any || cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w)) != 0;
+        any = any || (db < 0 ? (word & CCHT_SLOT_EXP) != 0 : word != 0);
     }
     if (!any) {
         return 0;
@@ -548,7 +520,12 @@ CUDIS_HD static inline uint32_t ccht_drop_db_bucket(const ccht_table *T, uint64_
             continue;
         }
         uint64_t off = ccht_slot_off(word);
-        if (ccht_item_db(ccht_item_h0(v, off)) == db) {
+        bool drop = db < 0 ? ccht_slot_expired(v, word, now_ms)
+                           : ccht_item_db(ccht_item_h0(v, off)) == (uint32_t)db;
+        if (drop) {
+            if (db < 0) {
+                ty->c[CCHT_C_EVICT_EXPIRED] += 1;
+            }
             ccht_tally_drop(ty, v, off);
             cudis_store_rel_u64(ccht_bkt_slot(v, b, w), 0);
             ccht_arena_free(&T->a, off, shard);
@@ -557,6 +534,21 @@ CUDIS_HD static inline uint32_t ccht_drop_db_bucket(const ccht_table *T, uint64_
     }
     ccht_bkt_unlock(v, b);
     return n;
+}
+
+/* Reclaim the expired items of bucket b (locks it). Returns how many. */
+CUDIS_HD static inline uint32_t ccht_sweep_bucket(const ccht_table *T, uint64_t b, int64_t now_ms,
+                                                  uint32_t shard, ccht_tally *ty)
+{
+    return ccht_drop_bucket(T, b, now_ms, -1, shard, ty);
+}
+
+/* Remove the items of database db from bucket b (locks it; FLUSHDB).
+ * Returns how many. */
+CUDIS_HD static inline uint32_t ccht_drop_db_bucket(const ccht_table *T, uint64_t b, uint32_t db,
+                                                    uint32_t shard, ccht_tally *ty)
+{
+    return ccht_drop_bucket(T, b, 0, (int)db, shard, ty);
 }
 
 #endif /* CCHT_EXEC_H */

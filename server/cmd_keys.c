@@ -1146,6 +1146,47 @@ static bool arg_db(conn *c, const char *s, uint32_t len, uint8_t *out)
     return true;
 }
 
+/* key (in the client's database) to dkey in engine database ddb, with its
+ * expiry, unless dkey is there and not replace: 1 copied, 0 not (absent
+ * source, or dkey there), -1 an error replied. Runs alone. */
+static int copy_key(conn *c, char *key, uint32_t klen, uint8_t ddb, char *dkey, uint32_t dlen,
+                    bool replace)
+{
+    batcher *b = &c->lp->b;
+    uint8_t src = b->db;
+    batch_add_op(b, CUDIS_OP_GET, 0, key, klen, NULL, 0, 0, 0, false);
+    b->db = ddb;
+    batch_add_op(b, CUDIS_OP_EXISTS, 0, dkey, dlen, NULL, 0, 0, 0, false);
+    b->db = src;
+    run_alone(c);
+    cudis_result r = b->res[0];
+    int st = r.status != CUDIS_OK ? r.status : b->res[1].status;
+    bool there = b->res[1].flags & CUDIS_R_FOUND;
+    if (st != CUDIS_OK || !(r.flags & CUDIS_R_VALUE) || (there && !replace)) {
+        batch_reset(b);
+        if (st != CUDIS_OK) {
+            reply_engine_error(c, st);
+            return -1;
+        }
+        return 0;
+    }
+    char *val = xmalloc(r.val_len ? r.val_len : 1);
+    memcpy(val, b->out + r.val_off, r.val_len);
+    batch_reset(b);
+    b->db = ddb;
+    batch_add_op(b, CUDIS_OP_SET, 0, dkey, dlen, val, r.val_len, 0, r.num == -1 ? 0 : r.num, true);
+    b->db = src;
+    run_alone(c);
+    st = b->res[0].status;
+    batch_reset(b);
+    free(val);
+    if (st != CUDIS_OK) {
+        reply_engine_error(c, st);
+        return -1;
+    }
+    return 1;
+}
+
 void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
 {
     bool replace = false;
@@ -1168,38 +1209,10 @@ void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
         conn_error(c, "ERR source and destination objects are the same");
         return;
     }
-    batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
-    b->db = dst_db;
-    batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[2], lens[2], NULL, 0, 0, 0, false);
-    b->db = src;
-    run_alone(c);
-    cudis_result r = b->res[0];
-    bool dst = b->res[1].flags & CUDIS_R_FOUND;
-    if (r.status != CUDIS_OK || !(r.flags & CUDIS_R_VALUE) || (dst && !replace)) {
-        batch_reset(b);
-        if (r.status != CUDIS_OK) {
-            reply_engine_error(c, r.status);
-        } else {
-            resp_int(&c->out, 0);
-        }
-        return;
+    int n = copy_key(c, argv[1], lens[1], dst_db, argv[2], lens[2], replace);
+    if (n >= 0) {
+        resp_int(&c->out, n);
     }
-    char *val = xmalloc(r.val_len ? r.val_len : 1);
-    memcpy(val, b->out + r.val_off, r.val_len);
-    batch_reset(b);
-    b->db = dst_db;
-    batch_add_op(b, CUDIS_OP_SET, 0, argv[2], lens[2], val, r.val_len, 0,
-                 r.num == -1 ? 0 : r.num, true);
-    b->db = src;
-    run_alone(c);
-    int st = b->res[0].status;
-    batch_reset(b);
-    free(val);
-    if (st != CUDIS_OK) {
-        reply_engine_error(c, st);
-        return;
-    }
-    resp_int(&c->out, 1);
 }
 
 /* MOVE key db: to another database unless the key is there already. */
@@ -1215,43 +1228,15 @@ void cmd_move(conn *c, int argc, char **argv, uint32_t *lens)
         conn_error(c, "ERR source and destination objects are the same");
         return;
     }
-    batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
-    b->db = dst;
-    batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
-    b->db = src;
-    run_alone(c);
-    cudis_result r = b->res[0];
-    bool there = b->res[1].flags & CUDIS_R_FOUND;
-    if (r.status != CUDIS_OK || b->res[1].status != CUDIS_OK) {
-        int st = r.status != CUDIS_OK ? r.status : b->res[1].status;
+    int n = copy_key(c, argv[1], lens[1], dst, argv[1], lens[1], false);
+    if (n == 1) {
+        batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
+        run_alone(c);
         batch_reset(b);
-        reply_engine_error(c, st);
-        return;
     }
-    if (!(r.flags & CUDIS_R_VALUE) || there) {
-        batch_reset(b);
-        resp_int(&c->out, 0);
-        return;
+    if (n >= 0) {
+        resp_int(&c->out, n);
     }
-    char *val = xmalloc(r.val_len ? r.val_len : 1);
-    memcpy(val, b->out + r.val_off, r.val_len);
-    batch_reset(b);
-    b->db = dst;
-    batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], val, r.val_len, 0, r.num == -1 ? 0 : r.num,
-                 true);
-    b->db = src;
-    run_alone(c);
-    int st = b->res[0].status;
-    batch_reset(b);
-    free(val);
-    if (st != CUDIS_OK) {
-        reply_engine_error(c, st);
-        return;
-    }
-    batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
-    run_alone(c);
-    batch_reset(b);
-    resp_int(&c->out, 1);
 }
 
 /* Keys with an expiry and their mean TTL per engine database, exact for

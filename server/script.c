@@ -173,6 +173,18 @@ static const char *str_field(lua_State *L, int idx, const char *k, size_t *len)
     return s;
 }
 
+/* Entries of the table on top of the stack. */
+static long table_size(lua_State *L)
+{
+    long n = 0;
+    lua_pushnil(L);
+    while (lua_next(L, -2)) {
+        n++;
+        lua_pop(L, 1);
+    }
+    return n;
+}
+
 static void lua_to_resp(lua_State *L, int idx, sbuf *o, int proto, int depth)
 {
     if (idx < 0) {
@@ -227,13 +239,7 @@ static void lua_to_resp(lua_State *L, int idx, sbuf *o, int proto, int depth)
     lua_pop(L, 1);
     lua_getfield(L, idx, "map");
     if (lua_type(L, -1) == LUA_TTABLE) {
-        long cnt = 0;
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-            cnt++;
-            lua_pop(L, 1);
-        }
-        resp_map(o, cnt, proto);
+        resp_map(o, table_size(L), proto);
         lua_pushnil(L);
         while (lua_next(L, -2)) {
             lua_to_resp(L, -2, o, proto, depth + 1);
@@ -246,13 +252,7 @@ static void lua_to_resp(lua_State *L, int idx, sbuf *o, int proto, int depth)
     lua_pop(L, 1);
     lua_getfield(L, idx, "set");
     if (lua_type(L, -1) == LUA_TTABLE) {
-        long cnt = 0;
-        lua_pushnil(L);
-        while (lua_next(L, -2)) {
-            cnt++;
-            lua_pop(L, 1);
-        }
-        resp_set(o, cnt, proto);
+        resp_set(o, table_size(L), proto);
         lua_pushnil(L);
         while (lua_next(L, -2)) {
             lua_to_resp(L, -2, o, proto, depth + 1);

@@ -235,9 +235,12 @@ Test(multi, watch_not_modified_and_unwatched)
 Test(multi, watch_and_expiry)
 {
     redisContext *c = e2e_connect();
-    CHECK_OK(c, "SET e 1 PX 100");
+    CHECK_OK(c, "SET e 1 PX 400");
     CHECK_OK(c, "WATCH e");
-    e2e_sleep_ms(250);
+    redisReply *t = e2e_cmd(c, "PTTL e");
+    cr_assert_gt(t->integer, 0, "the key must still live after WATCH (a slow machine?)");
+    e2e_sleep_ms((int)t->integer + 150);
+    freeReplyObject(t);
     CHECK_OK(c, "MULTI");
     CHECK_STATUS(c, "QUEUED", "INCR e");
     redisReply *r = e2e_cmd(c, "EXEC");
