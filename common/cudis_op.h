@@ -65,6 +65,7 @@ enum cudis_op_code {
     CUDIS_OP_EXPIRE,   /* expire_ms absolute; F_NX F_XX F_GT F_LT; past time deletes */
     CUDIS_OP_PERSIST,  /* remove the expiry */
     CUDIS_OP_TTL,      /* report the expiry in res.num */
+    CUDIS_OP_SETBIT,   /* arg = bit offset; F_BIT1 sets it, else clears; res.num = old bit */
     CUDIS_OP__COUNT
 };
 
@@ -78,6 +79,7 @@ enum cudis_op_code {
 #define CUDIS_F_SETEXP 0x0080  /* GET: set expiry to expire_ms (GETEX EX/PX/EXAT/PXAT) */
 #define CUDIS_F_PERSIST 0x0100 /* GET: remove the expiry (GETEX PERSIST) */
 #define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
+#define CUDIS_F_BIT1 0x0400    /* SETBIT: the bit becomes 1 */
 
 /* Numbered databases: an op names its key's database; keys of different
  * databases never meet (a store keeps (db, key) as the key). */
@@ -409,6 +411,38 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
         }
         res->flags |= CUDIS_R_DONE;
         res->num = (int64_t)n;
+        return CUDIS_OK;
+    }
+
+    case CUDIS_OP_SETBIT: {
+        if (op->arg < 0) {
+            return CUDIS_E_INVAL;
+        }
+        uint64_t byte = (uint64_t)op->arg >> 3;
+        uint32_t shift = 7 - (uint32_t)(op->arg & 7); /* bit 0 is the most significant */
+        uint64_t n = byte + 1 > old_len ? byte + 1 : old_len;
+        if (n > max_val_len) {
+            return CUDIS_E_VALTOOBIG;
+        }
+        uint8_t ob = byte < old_len ? cur->val[byte] : 0;
+        uint8_t nb = (op->flags & CUDIS_F_BIT1) ? (uint8_t)(ob | (1u << shift))
+                                                : (uint8_t)(ob & ~(1u << shift));
+        res->num = (ob >> shift) & 1;
+        p->action = CUDIS_ACT_WRITE;
+        p->touch = true;
+        p->new_len = (uint32_t)n;
+        p->num[0] = (char)nb;
+        p->num_len = 1;
+        if (byte < old_len) {
+            cudis_plan_seg(p, CUDIS_SEG_OLD, 0, (uint32_t)byte);
+            cudis_plan_seg(p, CUDIS_SEG_NUM, 0, 1);
+            cudis_plan_seg(p, CUDIS_SEG_OLD, (uint32_t)byte + 1, old_len - (uint32_t)byte - 1);
+        } else {
+            cudis_plan_seg(p, CUDIS_SEG_OLD, 0, old_len);
+            cudis_plan_seg(p, CUDIS_SEG_ZERO, 0, (uint32_t)(byte - old_len));
+            cudis_plan_seg(p, CUDIS_SEG_NUM, 0, 1);
+        }
+        res->flags |= CUDIS_R_DONE;
         return CUDIS_OK;
     }
 

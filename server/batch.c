@@ -186,6 +186,8 @@ pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t no
     p->op0 = op0;
     p->nops = nops;
     p->a = p->b = 0;
+    p->k = 0;
+    p->aux = NULL;
     c->pending++;
     b->seq++;
     if (b->npend == 1 && nops == 0) {
@@ -322,6 +324,7 @@ static void batch_answer(batch_flusher *f, batcher *b, int reason, int64_t now, 
         c->cur_cmd = p->cmd;
         p->fn(c, p, &view);
         c->cur_cmd = saved;
+        free(p->aux);
         uint64_t usec = (per_op_ns * (p->nops ? p->nops : 1)) / 1000;
         cmd_stat_call(&f->cmd_stats[cmd_idx(p->cmd)], usec, srv.cfg.latency_tracking);
         observe_batched(c, p->cmd, &view, p->op0, p->nops, usec);

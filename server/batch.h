@@ -29,7 +29,9 @@ struct pend {
     const command *cmd;
     reply_fn fn;
     uint32_t op0, nops;
-    int64_t a, b;
+    int64_t a, b; /* the reply function's parameters */
+    int32_t k;
+    void *aux; /* more of them (malloc'd; freed once answered) */
 };
 
 #define HIST_BUCKETS 24

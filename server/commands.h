@@ -106,6 +106,14 @@ struct command {
     X(cmd_latency_histogram)                                                                       \
     X(cmd_latency_help)                                                                            \
     X(cmd_monitor)                                                                                 \
+    X(cmd_setbit)                                                                                  \
+    X(cmd_getbit)                                                                                  \
+    X(cmd_bitcount)                                                                                \
+    X(cmd_bitpos)                                                                                  \
+    X(cmd_bitfield)                                                                                \
+    X(cmd_bitfield_ro)                                                                             \
+    X(cmd_bitop)                                                                                   \
+    X(cmd_lcs)                                                                                     \
     X(cmd_get)                                                                                     \
     X(cmd_set)                                                                                     \
     X(cmd_setnx)                                                                                   \

@@ -711,6 +711,45 @@ ENGINE_TEST(expire_tick_paces_to_all)
     engine_destroy(e);
 }
 
+/* SETBIT: the old bit back, the value grown with zero bytes to the bit's
+ * byte, other bytes and the expiry kept, a clear as exact as a set. */
+ENGINE_TEST(setbit)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    tres r = t_op(e, T_NOW, CUDIS_OP_SETBIT, CUDIS_F_BIT1, "b", NULL, 17, 0);
+    cr_assert_eq(r.r.status, CUDIS_OK);
+    cr_assert_eq(r.r.num, 0);
+    cr_assert(r.r.flags & CUDIS_R_DONE);
+    r = T_GET(e, "b");
+    cr_assert_eq(r.r.val_len, 3, "offset 17 is in byte 2");
+    cr_assert(r.val[0] == 0 && r.val[1] == 0 && (uint8_t)r.val[2] == 0x40);
+    r = t_op(e, T_NOW, CUDIS_OP_SETBIT, CUDIS_F_BIT1, "b", NULL, 17, 0);
+    cr_assert_eq(r.r.num, 1);
+    T_SET(e, "s", "ab");
+    t_op(e, T_NOW, CUDIS_OP_EXPIRE, 0, "s", NULL, 0, T_NOW + 100000);
+    r = t_op(e, T_NOW, CUDIS_OP_SETBIT, 0, "s", NULL, 9, 0); /* 'b' = 0x62: bit 9 is 1 */
+    cr_assert_eq(r.r.num, 1);
+    t_expect(e, T_NOW, "s", "a\""); /* 0x62 & ~0x40 = 0x22 */
+    r = t_op(e, T_NOW, CUDIS_OP_TTL, 0, "s", NULL, 0, 0);
+    cr_assert_eq(r.r.num, T_NOW + 100000, "the expiry stays");
+    r = t_op(e, T_NOW, CUDIS_OP_SETBIT, CUDIS_F_BIT1, "s", NULL, 0, 0);
+    cr_assert_eq(r.r.num, 0);
+    t_expect(e, T_NOW, "s", "\xe1\"");
+    r = t_op(e, T_NOW, CUDIS_OP_SETBIT, CUDIS_F_BIT1, "s", NULL, -1, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_INVAL);
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.max_val_len = 100;
+    engine *f = open_cfg(p, &cfg);
+    r = t_op(f, T_NOW, CUDIS_OP_SETBIT, CUDIS_F_BIT1, "big", NULL, 100 * 8, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_VALTOOBIG);
+    r = t_op(f, T_NOW, CUDIS_OP_SETBIT, CUDIS_F_BIT1, "big", NULL, 100 * 8 - 1, 0);
+    cr_assert_eq(r.r.status, CUDIS_OK);
+    engine_destroy(f);
+    engine_destroy(e);
+}
+
 /* ------------------------------------------------------------------------
  * Databases
  * ---------------------------------------------------------------------- */
