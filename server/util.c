@@ -329,7 +329,8 @@ bool util_str2ld(const char *s, size_t len, long double *out)
     char *eptr;
     errno = 0;
     long double v = strtold(buf, &eptr);
-    if (isspace((unsigned char)buf[0]) || eptr[0] != '\0' ||
+    /* the whole text, to its last byte: "1\0" is not a number (Redis's string2ld) */
+    if (isspace((unsigned char)buf[0]) || eptr != buf + len ||
         (errno == ERANGE && (v == HUGE_VALL || v == -HUGE_VALL || fpclassify(v) == FP_ZERO)) ||
         errno == EINVAL || isnan(v)) {
         return false;

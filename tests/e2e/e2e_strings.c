@@ -337,6 +337,11 @@ Test(strings, incrbyfloat)
 {
     redisContext *c = e2e_connect();
     CHECK_STR(c, "1.5", "INCRBYFLOAT f 1.5");
+    /* a number is the whole string: an embedded NUL makes it none */
+    CHECK_OK(c, "SET nul %b", "1\0", (size_t)2);
+    CHECK_ERR(c, "ERR value is not a valid float", "INCRBYFLOAT nul 1");
+    CHECK_ERR(c, "ERR value is not a valid float", "INCRBYFLOAT f %b", "1\0", (size_t)2);
+    CHECK_ERR(c, "ERR value is not an integer or out of range", "INCR nul");
     CHECK_OK(c, "SET f 10.50");
     CHECK_STR(c, "10.6", "INCRBYFLOAT f 0.1");
     CHECK_STR(c, "10.6", "GET f");

@@ -69,6 +69,8 @@ Test(glob, numbers)
     long double d;
     cr_assert(util_str2ld("10.5", 4, &d) && d == 10.5L);
     cr_assert(!util_str2ld(" 1", 2, &d));
+    cr_assert(!util_str2ld("1\0", 2, &d), "the whole text or nothing: an embedded NUL");
+    cr_assert(!util_str2ld("1.5\0x", 5, &d));
     cr_assert(!util_str2ld("nan", 3, &d));
     cr_assert(!util_str2ld("1x", 2, &d));
     char buf[128];
