@@ -494,16 +494,25 @@ H(cmd_client_help)
 {
     UNUSED3;
     static const char *const lines[] = {
-        "ID", "    Return the ID of the current connection.", "GETNAME",
-        "    Return the name of the current connection.", "INFO",
-        "    Return information about the current client connection.", "KILL <ip:port>",
-        "    Kill connection made from <ip:port>.", "KILL <option> <value> [<option> <value> [...]]",
+        "ID",
+        "    Return the ID of the current connection.",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
         "    Kill connections. Options are: ID, ADDR, LADDR, TYPE, USER, SKIPME.",
         "LIST [TYPE (NORMAL|MASTER|REPLICA|PUBSUB)] [ID <id> [...]]",
-        "    Return information about client connections.", "SETINFO <option> <value>",
-        "    Set LIB-NAME or LIB-VER of the current connection.", "SETNAME <name>",
-        "    Assign the name <name> to the current connection.", "HELP",
-        "    Print this help.", NULL};
+        "    Return information about client connections.",
+        "SETINFO <option> <value>",
+        "    Set LIB-NAME or LIB-VER of the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "HELP",
+        "    Prints this help.",
+        NULL};
     help_reply(c, "CLIENT", lines);
 }
 
@@ -630,11 +639,17 @@ H(cmd_config_help)
 {
     UNUSED3;
     static const char *const lines[] = {
-        "GET <pattern>", "    Return parameters matching the glob-like <pattern> and their values.",
-        "SET <directive> <value>", "    Set the configuration <directive> to <value>.",
-        "RESETSTAT", "    Reset statistics reported by the INFO command.", "REWRITE",
-        "    Not supported (the configuration file is never rewritten).", "HELP",
-        "    Print this help.", NULL};
+        "GET <pattern>",
+        "    Return parameters matching the glob-like <pattern> and their values.",
+        "SET <directive> <value>",
+        "    Set the configuration <directive> to <value>.",
+        "RESETSTAT",
+        "    Reset statistics reported by the INFO command.",
+        "REWRITE",
+        "    Not supported (the configuration file is never rewritten).",
+        "HELP",
+        "    Prints this help.",
+        NULL};
     help_reply(c, "CONFIG", lines);
 }
 
@@ -889,13 +904,19 @@ H(cmd_command_list)
 H(cmd_command_help)
 {
     UNUSED3;
-    static const char *const lines[] = {
-        "(no subcommand)", "    Return details about all commands.", "COUNT",
-        "    Return the total number of commands in this server.", "LIST",
-        "    Return a list of all commands in this server.", "INFO [<command-name> ...]",
-        "    Return details about multiple commands.", "DOCS [<command-name> ...]",
-        "    Return documentation details about multiple commands.", "HELP",
-        "    Print this help.", NULL};
+    static const char *const lines[] = {"(no subcommand)",
+                                        "    Return details about all commands.",
+                                        "COUNT",
+                                        "    Return the total number of commands in this server.",
+                                        "LIST",
+                                        "    Return a list of all commands in this server.",
+                                        "INFO [<command-name> ...]",
+                                        "    Return details about multiple commands.",
+                                        "DOCS [<command-name> ...]",
+                                        "    Return documentation details about multiple commands.",
+                                        "HELP",
+                                        "    Prints this help.",
+                                        NULL};
     help_reply(c, "COMMAND", lines);
 }
 
@@ -915,7 +936,7 @@ H(cmd_pubsub_help)
         "SHARDNUMSUB [<shardchannel> ...]",
         "    Return the number of subscribers for the specified shard level channel(s)",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
         NULL};
     help_reply(c, "PUBSUB", lines);
 }
@@ -937,7 +958,7 @@ H(cmd_script_help)
         "LOAD <script>",
         "    Load a script into the scripts cache without executing it.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
         NULL};
     help_reply(c, "SCRIPT", lines);
 }
@@ -956,7 +977,7 @@ H(cmd_slowlog_help)
         "RESET",
         "    Reset the slowlog.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
         NULL};
     help_reply(c, "SLOWLOG", lines);
 }
@@ -979,9 +1000,31 @@ H(cmd_latency_help)
         "specified command names.",
         "    If no commands are specified then all histograms are replied.",
         "HELP",
-        "    Print this help.",
+        "    Prints this help.",
         NULL};
     help_reply(c, "LATENCY", lines);
+}
+
+H(cmd_object_help)
+{
+    UNUSED3;
+    static const char *const lines[] = {
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key>. The returned integer is",
+        "    proportional to the logarithm of the recent access frequency of the key.",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Prints this help.",
+        NULL};
+    help_reply(c, "OBJECT", lines);
 }
 
 H(cmd_memory_help)
@@ -990,6 +1033,6 @@ H(cmd_memory_help)
     static const char *const lines[] = {
         "USAGE <key> [SAMPLES <count>]",
         "    Return memory in bytes used by <key> and its value (an estimate).", "HELP",
-        "    Print this help.", NULL};
+        "    Prints this help.", NULL};
     help_reply(c, "MEMORY", lines);
 }

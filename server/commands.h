@@ -114,6 +114,13 @@ struct command {
     X(cmd_bitfield_ro)                                                                             \
     X(cmd_bitop)                                                                                   \
     X(cmd_lcs)                                                                                     \
+    X(cmd_dump)                                                                                    \
+    X(cmd_restore)                                                                                 \
+    X(cmd_object_encoding)                                                                         \
+    X(cmd_object_refcount)                                                                         \
+    X(cmd_object_freq)                                                                             \
+    X(cmd_object_idletime)                                                                         \
+    X(cmd_object_help)                                                                             \
     X(cmd_get)                                                                                     \
     X(cmd_set)                                                                                     \
     X(cmd_setnx)                                                                                   \

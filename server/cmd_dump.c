@@ -1,0 +1,448 @@
+/*
+ * cmd_dump.c - DUMP, RESTORE and OBJECT: values move between Redis and
+ * cudis in Redis's serialization (an RDB string object, the RDB version,
+ * its CRC-64), and OBJECT says what Redis would say of a string.
+ *
+ * DUMP writes the string as Redis does without compression: an integer
+ * that fits 32 bits in its integer encoding, anything else raw (Redis
+ * reads both). RESTORE reads raw, integer and LZF-compressed strings, RDB
+ * versions up to 11 (Redis 7.2 writes 11; the string format did not
+ * change), and answers other types with "Bad data format": cudis holds
+ * strings only.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cudis_time.h"
+#include "server_internal.h"
+
+#define RES(b, p, k) (&(b)->res[(p)->op0 + (k)])
+#define RDB_VERSION 10 /* Redis 7.0's */
+#define RDB_VERSION_MAX 11
+
+/* ------------------------------------------------------------------------
+ * CRC-64 (Jones polynomial, reflected, as Redis's crc64)
+ * ---------------------------------------------------------------------- */
+
+static uint64_t crc_table[256];
+
+static void crc_init(void)
+{
+    const uint64_t poly = 0x95ac9329ac4bc9b5ull; /* 0xad93d23594c935a9 reflected */
+    for (int i = 0; i < 256; i++) {
+        uint64_t c = (uint64_t)i;
+        for (int k = 0; k < 8; k++) {
+            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
+        }
+        crc_table[i] = c;
+    }
+}
+
+static uint64_t crc64(const uint8_t *p, size_t n)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, crc_init);
+    uint64_t crc = 0;
+    for (size_t i = 0; i < n; i++) {
+        crc = crc_table[(uint8_t)(crc ^ p[i])] ^ (crc >> 8);
+    }
+    return crc;
+}
+
+/* ------------------------------------------------------------------------
+ * DUMP
+ * ---------------------------------------------------------------------- */
+
+static void put_len(sbuf *o, uint64_t n)
+{
+    uint8_t b[9];
+    if (n < 64) {
+        b[0] = (uint8_t)n;
+        sbuf_add(o, b, 1);
+    } else if (n < 16384) {
+        b[0] = (uint8_t)(0x40 | (n >> 8));
+        b[1] = (uint8_t)n;
+        sbuf_add(o, b, 2);
+    } else if (n <= UINT32_MAX) {
+        b[0] = 0x80;
+        for (int i = 0; i < 4; i++) {
+            b[1 + i] = (uint8_t)(n >> (24 - 8 * i)); /* big endian */
+        }
+        sbuf_add(o, b, 5);
+    } else {
+        b[0] = 0x81;
+        for (int i = 0; i < 8; i++) {
+            b[1 + i] = (uint8_t)(n >> (56 - 8 * i));
+        }
+        sbuf_add(o, b, 9);
+    }
+}
+
+/* The integer encoding Redis gives a string that is the canonical text of
+ * an integer fitting 32 bits; false otherwise. */
+static bool put_int(sbuf *o, const uint8_t *v, uint32_t n)
+{
+    long long x;
+    char canon[24];
+    if (n == 0 || n > 11 || !util_str2ll((const char *)v, n, &x)) {
+        return false;
+    }
+    int cl = snprintf(canon, sizeof(canon), "%lld", x);
+    if ((uint32_t)cl != n || memcmp(canon, v, n) != 0) {
+        return false;
+    }
+    uint8_t b[5];
+    if (x >= -128 && x <= 127) {
+        b[0] = 0xc0;
+        b[1] = (uint8_t)(int8_t)x;
+        sbuf_add(o, b, 2);
+    } else if (x >= -32768 && x <= 32767) {
+        b[0] = 0xc1;
+        b[1] = (uint8_t)x;
+        b[2] = (uint8_t)(x >> 8);
+        sbuf_add(o, b, 3);
+    } else if (x >= INT32_MIN && x <= INT32_MAX) {
+        b[0] = 0xc2;
+        for (int i = 0; i < 4; i++) {
+            b[1 + i] = (uint8_t)((uint32_t)x >> (8 * i));
+        }
+        sbuf_add(o, b, 5);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+static void rp_dump(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (r->status != CUDIS_OK) {
+        reply_engine_error(c, r->status);
+        return;
+    }
+    if (!(r->flags & CUDIS_R_VALUE)) {
+        resp_null(&c->out, c->proto);
+        return;
+    }
+    const uint8_t *v = b->out + r->val_off;
+    sbuf d = {0};
+    sbuf_add(&d, "\0", 1); /* RDB_TYPE_STRING */
+    if (!put_int(&d, v, r->val_len)) {
+        put_len(&d, r->val_len);
+        sbuf_add(&d, v, r->val_len);
+    }
+    uint8_t tail[10] = {RDB_VERSION & 0xff, RDB_VERSION >> 8};
+    sbuf_add(&d, tail, 2);
+    uint64_t crc = crc64((const uint8_t *)d.p, d.len);
+    for (int i = 0; i < 8; i++) {
+        tail[i] = (uint8_t)(crc >> (8 * i));
+    }
+    sbuf_add(&d, tail, 8);
+    resp_bulk(&c->out, d.p, d.len);
+    sbuf_free(&d);
+}
+
+void cmd_dump(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    batcher *b = &c->lp->b;
+    uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    batch_add_pend(b, c, rp_dump, i, 1);
+}
+
+/* ------------------------------------------------------------------------
+ * RESTORE (runs alone)
+ * ---------------------------------------------------------------------- */
+
+typedef struct rd {
+    const uint8_t *p, *end;
+} rd;
+
+/* An RDB length, or -1 for a special encoding (*enc set). */
+static bool get_len(rd *r, uint64_t *n, int *enc)
+{
+    if (r->p >= r->end) {
+        return false;
+    }
+    uint8_t b = *r->p++;
+    *enc = -1;
+    switch (b >> 6) {
+    case 0: *n = b & 0x3f; return true;
+    case 1:
+        if (r->p >= r->end) {
+            return false;
+        }
+        *n = ((uint64_t)(b & 0x3f) << 8) | *r->p++;
+        return true;
+    case 2: {
+        int k = b == 0x80 ? 4 : b == 0x81 ? 8 : 0;
+        if (k == 0 || r->end - r->p < k) {
+            return false;
+        }
+        uint64_t x = 0;
+        for (int i = 0; i < k; i++) {
+            x = (x << 8) | *r->p++;
+        }
+        *n = x;
+        return true;
+    }
+    default: *enc = b & 0x3f; return true;
+    }
+}
+
+/* LZF (Marc Lehmann's format, as Redis's lzf_d): false on a bad stream. */
+static bool lzf_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
+{
+    const uint8_t *ip = in, *ie = in + n;
+    uint8_t *op = out, *oe = out + cap;
+    while (ip < ie) {
+        unsigned ctrl = *ip++;
+        if (ctrl < 32) { /* a literal run */
+            size_t len = ctrl + 1;
+            if ((size_t)(oe - op) < len || (size_t)(ie - ip) < len) {
+                return false;
+            }
+            memcpy(op, ip, len);
+            op += len;
+            ip += len;
+        } else { /* a back reference */
+            size_t len = ctrl >> 5;
+            if (len == 7) {
+                if (ip >= ie) {
+                    return false;
+                }
+                len += *ip++;
+            }
+            if (ip >= ie) {
+                return false;
+            }
+            size_t back = ((size_t)(ctrl & 0x1f) << 8) + *ip++ + 1;
+            len += 2;
+            if (back > (size_t)(op - out) || (size_t)(oe - op) < len) {
+                return false;
+            }
+            for (size_t i = 0; i < len; i++) { /* may overlap */
+                op[i] = op[(ptrdiff_t)i - (ptrdiff_t)back];
+            }
+            op += len;
+        }
+    }
+    return op == oe;
+}
+
+/* The string of a payload's body (type byte included); malloc'd. */
+static uint8_t *get_string(rd *r, uint32_t *len)
+{
+    uint64_t n;
+    int enc;
+    if (!get_len(r, &n, &enc)) {
+        return NULL;
+    }
+    if (enc >= 0) {
+        long long x;
+        int k = enc == 0 ? 1 : enc == 1 ? 2 : enc == 2 ? 4 : 0;
+        if (k > 0) {
+            if (r->end - r->p < k) {
+                return NULL;
+            }
+            uint32_t u = 0;
+            for (int i = 0; i < k; i++) {
+                u |= (uint32_t)r->p[i] << (8 * i); /* little endian */
+            }
+            r->p += k;
+            x = k == 1 ? (int8_t)u : k == 2 ? (int16_t)u : (int32_t)u;
+            char *s = xmalloc(24);
+            *len = (uint32_t)snprintf(s, 24, "%lld", x);
+            return (uint8_t *)s;
+        }
+        if (enc != 3) {
+            return NULL;
+        }
+        uint64_t clen, ulen;
+        int e2;
+        if (!get_len(r, &clen, &e2) || e2 >= 0 || !get_len(r, &ulen, &e2) || e2 >= 0 ||
+            (uint64_t)(r->end - r->p) < clen || ulen > UINT32_MAX) {
+            return NULL;
+        }
+        uint8_t *s = xmalloc(ulen ? ulen : 1);
+        if (!lzf_decompress(r->p, clen, s, ulen)) {
+            free(s);
+            return NULL;
+        }
+        r->p += clen;
+        *len = (uint32_t)ulen;
+        return s;
+    }
+    if ((uint64_t)(r->end - r->p) < n || n > UINT32_MAX) {
+        return NULL;
+    }
+    uint8_t *s = xmalloc(n ? n : 1);
+    memcpy(s, r->p, n);
+    r->p += n;
+    *len = (uint32_t)n;
+    return s;
+}
+
+void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    bool replace = false, absttl = false;
+    long long idle = -1, freq = -1, ttl;
+    for (int j = 4; j < argc; j++) {
+        bool more = j + 1 < argc;
+        if (util_eq(argv[j], lens[j], "replace")) {
+            replace = true;
+        } else if (util_eq(argv[j], lens[j], "absttl")) {
+            absttl = true;
+        } else if (util_eq(argv[j], lens[j], "idletime") && more && freq == -1) {
+            if (!arg_ll(c, argv[j + 1], lens[j + 1], &idle)) {
+                return;
+            }
+            if (idle < 0) {
+                conn_error(c, "ERR Invalid IDLETIME value, must be >= 0");
+                return;
+            }
+            j++;
+        } else if (util_eq(argv[j], lens[j], "freq") && more && idle == -1) {
+            if (!arg_ll(c, argv[j + 1], lens[j + 1], &freq)) {
+                return;
+            }
+            if (freq < 0 || freq > 255) {
+                conn_error(c, "ERR Invalid FREQ value, must be >= 0 and <= 255");
+                return;
+            }
+            j++;
+        } else {
+            conn_error(c, "ERR syntax error");
+            return;
+        }
+    }
+    /* (IDLETIME and FREQ are checked, not kept: the engines hold neither) */
+    batcher *b = &c->lp->b;
+    if (!replace) {
+        batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+        run_alone(c);
+        bool there = b->res[0].flags & CUDIS_R_FOUND;
+        batch_reset(b);
+        if (there) {
+            conn_error(c, "BUSYKEY Target key name already exists.");
+            return;
+        }
+    }
+    if (!arg_ll(c, argv[2], lens[2], &ttl)) {
+        return;
+    }
+    if (ttl < 0) {
+        conn_error(c, "ERR Invalid TTL value, must be >= 0");
+        return;
+    }
+    const uint8_t *pl = (const uint8_t *)argv[3];
+    uint32_t n = lens[3];
+    if (n < 10) {
+        conn_error(c, "ERR DUMP payload version or checksum are wrong");
+        return;
+    }
+    unsigned ver = pl[n - 10] | (unsigned)pl[n - 9] << 8;
+    uint64_t crc = 0;
+    for (int i = 0; i < 8; i++) {
+        crc |= (uint64_t)pl[n - 8 + i] << (8 * i);
+    }
+    if (ver > RDB_VERSION_MAX || crc64(pl, n - 8) != crc) {
+        conn_error(c, "ERR DUMP payload version or checksum are wrong");
+        return;
+    }
+    rd r = {pl + 1, pl + n - 10};
+    uint32_t vlen = 0;
+    uint8_t *v = pl[0] == 0 ? get_string(&r, &vlen) : NULL;
+    if (v == NULL || r.p != r.end) {
+        free(v);
+        conn_error(c, "ERR Bad data format");
+        return;
+    }
+    int64_t now = cudis_now_ms();
+    int64_t exp = ttl == 0 ? 0 : absttl ? ttl : now + ttl;
+    if (exp != 0 && exp <= now) { /* already expired: the key just goes */
+        batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
+    } else {
+        batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], (const char *)v, vlen, 0, exp, true);
+    }
+    run_alone(c);
+    int st = b->res[0].status;
+    batch_reset(b);
+    free(v);
+    if (st != CUDIS_OK) {
+        reply_engine_error(c, st);
+        return;
+    }
+    reply_ok(c);
+}
+
+/* ------------------------------------------------------------------------
+ * OBJECT
+ * ---------------------------------------------------------------------- */
+
+enum { OBJ_ENCODING, OBJ_REFCOUNT, OBJ_FREQ, OBJ_IDLETIME };
+
+static void rp_object(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (r->status != CUDIS_OK) {
+        reply_engine_error(c, r->status);
+        return;
+    }
+    if (!(r->flags & CUDIS_R_VALUE)) {
+        resp_null(&c->out, c->proto); /* Redis looks the key up first */
+        return;
+    }
+    const char *v = (const char *)b->out + r->val_off;
+    long long x;
+    bool is_int = r->val_len <= 20 && util_str2ll(v, r->val_len, &x);
+    switch (p->k) {
+    case OBJ_ENCODING:
+        resp_bulks(&c->out, is_int ? "int" : r->val_len <= 44 ? "embstr" : "raw");
+        break;
+    case OBJ_REFCOUNT:
+        /* Redis shares the integers 0..9999 */
+        resp_int(&c->out, is_int && x >= 0 && x < 10000 ? 2147483647 : 1);
+        break;
+    case OBJ_FREQ:
+        conn_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                      "Please note that when switching between policies at runtime LRU and LFU "
+                      "data will take some time to adjust.");
+        break;
+    default:
+        conn_error(c, "ERR OBJECT IDLETIME is not available: the cudis engines keep no access "
+                      "time per key");
+        break;
+    }
+}
+
+static void object_generic(conn *c, char **argv, uint32_t *lens, int what)
+{
+    batcher *b = &c->lp->b;
+    uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[2], lens[2], NULL, 0, 0, 0, false);
+    batch_add_pend(b, c, rp_object, i, 1)->k = what;
+}
+
+void cmd_object_encoding(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    object_generic(c, argv, lens, OBJ_ENCODING);
+}
+
+void cmd_object_refcount(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    object_generic(c, argv, lens, OBJ_REFCOUNT);
+}
+
+void cmd_object_freq(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    object_generic(c, argv, lens, OBJ_FREQ);
+}
+
+void cmd_object_idletime(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    object_generic(c, argv, lens, OBJ_IDLETIME);
+}

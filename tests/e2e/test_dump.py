@@ -1,0 +1,112 @@
+#!/usr/bin/python3
+"""test_dump.py - values move between Redis and the server under test with
+DUMP and RESTORE (Redis's serialization: an RDB string, its version, its
+CRC-64): Debian's redis-server and the server run side by side; every value
+DUMPed by one is RESTOREd by the other, both ways, with TTLs, REPLACE,
+ABSTTL and the errors; short values DUMP to the same bytes as Redis's; OBJECT
+ENCODING / REFCOUNT answer as Redis does. Run by ctest (label e2e):
+  /usr/bin/python3 test_dump.py --server PATH   (or CUDIS_E2E_SERVER=...)
+"""
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_server  # noqa: E402
+
+import redis  # noqa: E402
+
+BIN = None
+REDIS = "/usr/bin/redis-server"
+
+VALUES = [b"hello", b"123", b"-5", b"70000", b"-2147483648", b"12345678901", b"007",
+          b"x" * 100, b"abc" * 300, bytes(range(256)) * 20, b"", b"3.14", b"\x00\x01\xff"]
+
+
+@unittest.skipUnless(os.path.exists(REDIS), "redis-server not installed")
+class Dump(unittest.TestCase):
+    def setUp(self):
+        self.srv = e2e_server.Server(BIN)
+        self.ref = e2e_server.Server(REDIS)
+        self.r = redis.Redis(host="127.0.0.1", port=self.srv.port, socket_timeout=10)
+        self.ref_r = redis.Redis(host="127.0.0.1", port=self.ref.port, socket_timeout=10)
+
+    def tearDown(self):
+        self.r.close()
+        self.ref_r.close()
+        self.assertEqual(self.ref.stop(), 0)
+        self.assertEqual(self.srv.stop(), 0, "server did not exit 0 on SIGTERM")
+
+    def test_both_ways(self):
+        for i, v in enumerate(VALUES):
+            for src, dst in ((self.ref_r, self.r), (self.r, self.ref_r)):
+                src.set("k%d" % i, v)
+                payload = src.dump("k%d" % i)
+                self.assertTrue(dst.restore("m%d" % i, 0, payload, replace=True))
+                self.assertEqual(dst.get("m%d" % i), v, "value %d" % i)
+                self.assertEqual(dst.ttl("m%d" % i), -1)
+            if len(v) <= 20:  # Redis compresses longer ones; cudis writes them raw
+                self.assertEqual(self.r.dump("k%d" % i), self.ref_r.dump("k%d" % i), v)
+
+    def test_ttl_replace_absttl_and_errors(self):
+        self.ref_r.set("a", "payload")
+        p = self.ref_r.dump("a")
+        r = self.r
+        self.assertTrue(r.restore("t", 100000, p))
+        self.assertGreater(r.pttl("t"), 90000)
+        with self.assertRaises(redis.exceptions.ResponseError) as e:
+            r.restore("t", 0, p)
+        self.assertEqual(str(e.exception), "BUSYKEY Target key name already exists.")
+        self.assertTrue(r.restore("t", 0, p, replace=True))
+        self.assertEqual(r.ttl("t"), -1)
+        at = int(time.time() * 1000) + 50000
+        self.assertTrue(r.restore("u", at, p, absttl=True))
+        self.assertGreater(r.pttl("u"), 40000)
+        self.assertTrue(r.restore("u", 1, p, replace=True, absttl=True))  # in the past: gone
+        self.assertEqual(r.exists("u"), 0)
+        self.assertTrue(r.restore("v", 0, p, idletime=10))
+        self.assertTrue(r.restore("w", 0, p, frequency=5))
+        # (redis-py drops the "ERR " of an error's text)
+        for args, msg in (((["x", -1, p]), "Invalid TTL value, must be >= 0"),
+                          ((["x", 0, b"garbage"]), "DUMP payload version or checksum are wrong"),
+                          ((["x", 0, p[:-1] + bytes([p[-1] ^ 1])]),
+                           "DUMP payload version or checksum are wrong"),
+                          ((["x", 0, p, "IDLETIME", -1]), "Invalid IDLETIME value, must be >= 0"),
+                          ((["x", 0, p, "FREQ", 300]), "Invalid FREQ value, must be >= 0 and <= 255"),
+                          ((["x", 0, p, "IDLETIME", 1, "FREQ", 1]), "syntax error"),
+                          ((["x", 0, p, "NOPE"]), "syntax error")):
+            for cli in (r, self.ref_r):
+                with self.assertRaises(redis.exceptions.ResponseError) as e:
+                    cli.execute_command("RESTORE", *args)
+                self.assertEqual(str(e.exception), msg)
+        if not self.srv.is_redis:  # a list is not a string: cudis holds strings only
+            self.ref_r.rpush("l", "a", "b")
+            with self.assertRaises(redis.exceptions.ResponseError) as e:
+                r.restore("l", 0, self.ref_r.dump("l"))
+            self.assertEqual(str(e.exception), "Bad data format")
+        self.assertIsNone(r.dump("nosuch"))
+
+    def test_object(self):
+        for cli in (self.r, self.ref_r):
+            cli.set("i", "123")
+            cli.set("j", "12345")
+            cli.set("e", "x" * 44)
+            cli.set("w", "x" * 45)
+            self.assertEqual([cli.object("encoding", k) for k in ("i", "j", "e", "w")],
+                             [b"int", b"int", b"embstr", b"raw"])
+            self.assertEqual(cli.object("refcount", "i"), 2147483647)
+            self.assertEqual(cli.object("refcount", "j"), 1)
+            self.assertIsNone(cli.object("encoding", "nosuch"))
+            with self.assertRaises(redis.exceptions.ResponseError) as e:
+                cli.object("freq", "i")
+            self.assertTrue(str(e.exception).startswith("An LFU maxmemory policy is not selected"))
+
+
+if __name__ == "__main__":
+    BIN = e2e_server.binary(sys.argv)
+    if not BIN:
+        print("no server under test: build cudis-server or set CUDIS_E2E_SERVER; skipped")
+        sys.exit(e2e_server.SKIP)
+    argv = e2e_server.strip_server_arg(sys.argv)
+    unittest.main(argv=argv, verbosity=2)
