@@ -26,6 +26,7 @@ void batch_deinit(batcher *b)
     free(b->lit);
     free(b->ops);
     free(b->res);
+    free(b->meta);
     free(b->in);
     free(b->out);
     free(b->pends);
@@ -118,6 +119,8 @@ uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key,
     if (cap != b->cap_ops) {
         uint32_t c2 = b->cap_ops;
         need((void **)&b->res, sizeof(cudis_result), &c2, cap);
+        c2 = b->cap_ops;
+        need((void **)&b->meta, sizeof(op_meta), &c2, cap);
         b->cap_ops = cap;
     }
     size_t want = b->in_len + klen + vlen;
@@ -150,6 +153,8 @@ uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key,
     b->in_len += vlen;
     op->arg = arg;
     op->expire_ms = expire_ms;
+    b->meta[i].who = b->who;
+    b->meta[i].ev = b->ev;
     if (i == 0) {
         b->open_ns = cudis_mono_ns();
     }
@@ -188,6 +193,7 @@ pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t no
     p->a = p->b = 0;
     p->k = 0;
     p->aux = NULL;
+    p->track = c->track_now;
     c->pending++;
     b->seq++;
     if (b->npend == 1 && nops == 0) {
@@ -231,9 +237,7 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
     b->out = cb.out;
     b->out_cap = cb.out_cap;
     st->outbuf_reruns += reruns;
-    if (watch_active()) {
-        watch_touch_batch(&cb);
-    }
+    keyspace_batch_done(b, &cb);
     return CUDIS_OK;
 }
 
@@ -253,16 +257,21 @@ static void batch_swap(batcher *a, batcher *b)
 {
     batch_stats st = a->st;
     uint64_t seq = a->seq;
-    uint8_t db = a->db;
+    uint8_t db = a->db, ev = a->ev;
+    uint64_t who = a->who;
     batcher t = *a;
     *a = *b;
     *b = t;
     b->st = a->st;
     b->seq = a->seq;
     b->db = a->db;
+    b->ev = a->ev;
+    b->who = a->who;
     a->st = st;
     a->seq = seq;
     a->db = db;
+    a->ev = ev;
+    a->who = who;
 }
 
 void batch_add_literal(batcher *b, conn *c, const char *bytes, size_t n)
@@ -279,6 +288,7 @@ void batch_add_literal(batcher *b, conn *c, const char *bytes, size_t n)
     memcpy(b->lit + b->lit_len, bytes, n);
     pend *p = batch_add_pend(b, c, NULL, 0, 0); /* fn NULL: a literal */
     p->cmd = NULL;                              /* answered as is: no command statistics */
+    p->track = false;
     p->a = (int64_t)b->lit_len;
     p->b = (int64_t)n;
     b->lit_len += n;
@@ -324,6 +334,9 @@ static void batch_answer(batch_flusher *f, batcher *b, int reason, int64_t now, 
         c->cur_cmd = p->cmd;
         p->fn(c, p, &view);
         c->cur_cmd = saved;
+        if (p->track) {
+            tracking_remember_ops(c, &view, p->op0, p->nops);
+        }
         free(p->aux);
         uint64_t usec = (per_op_ns * (p->nops ? p->nops : 1)) / 1000;
         cmd_stat_call(&f->cmd_stats[cmd_idx(p->cmd)], usec, srv.cfg.latency_tracking);

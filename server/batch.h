@@ -32,7 +32,31 @@ struct pend {
     int64_t a, b; /* the reply function's parameters */
     int32_t k;
     void *aux; /* more of them (malloc'd; freed once answered) */
+    bool track; /* client-side caching remembers the keys of its ops */
 };
+
+/* The keyspace event an op sends when applied (keyspace.c): KEV_AUTO
+ * derives it from the op; the others name it for the command that added
+ * the op; KEV_QUIET sends none (the command sends its own). KEV_READ
+ * marks an op of a read command (a GET that misses is a "keymiss"). */
+enum {
+    KEV_AUTO = 0,
+    KEV_QUIET,
+    KEV_INCRBYFLOAT,
+    KEV_RESTORE,
+    KEV_SETBIT,
+    KEV_SET,
+    KEV_COPY_TO,
+    KEV__COUNT
+};
+#define KEV_READ 0x80
+
+/* Beside each op: the client whose command added it (tracking's NOLOOP)
+ * and its keyspace event. */
+typedef struct op_meta {
+    uint64_t who;
+    uint8_t ev;
+} op_meta;
 
 #define HIST_BUCKETS 24
 
@@ -50,6 +74,7 @@ typedef struct batch_stats {
 typedef struct batcher {
     cudis_op *ops;
     cudis_result *res;
+    op_meta *meta;
     uint32_t nops, cap_ops;
     uint8_t *in;
     size_t in_len, in_cap;
@@ -70,6 +95,9 @@ typedef struct batcher {
     bool lk_found;
     char *lit; /* the bytes of literal replies (batch_add_literal) */
     uint8_t db; /* the engine's database of the ops batch_add_op adds next */
+    uint8_t ev; /* and their KEV_* (dispatch sets it per command) */
+    uint64_t who; /* and the client id whose command adds them */
+    void *owner;  /* the loop whose batches these are */
     size_t lit_len, lit_cap;
     uint64_t open_ns; /* when the first op arrived */
     int64_t now_ms;

@@ -11,7 +11,7 @@
 
 static void client_line(sbuf *out, conn *c, int64_t now)
 {
-    char flags[8];
+    char flags[16];
     size_t nf = 0;
     if (c->flags & CONN_CLOSE_AFTER_REPLY) {
         flags[nf++] = 'c';
@@ -23,6 +23,16 @@ static void client_line(sbuf *out, conn *c, int64_t now)
     if (atomic_load(&c->watch_dirty)) {
         flags[nf++] = 'd';
     }
+    uint32_t trk = tracking_flags_of(c);
+    if (trk & TRK_ON) {
+        flags[nf++] = 't';
+    }
+    if (trk & TRK_BROKEN) {
+        flags[nf++] = 'R';
+    }
+    if (trk & TRK_BCAST) {
+        flags[nf++] = 'B';
+    }
     if (nf == 0) {
         flags[nf++] = 'N';
     }
@@ -31,13 +41,13 @@ static void client_line(sbuf *out, conn *c, int64_t now)
     sbuf_printf(out,
                 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
                 "psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
-                "rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=-1 "
+                "rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=%lld "
                 "resp=%d lib-name=%s lib-ver=%s\n",
                 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                 (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000),
                 flags, c->db, multi, c->qlen - c->qpos, c->qcap - c->qlen, c->qcap, c->qlen,
                 c->out.len - c->out_sent, c->qcap + c->out.cap + sizeof(*c), events,
-                c->last_cmd ? cmd_fullname(c->last_cmd) : "NULL", c->proto,
+                c->last_cmd ? cmd_fullname(c->last_cmd) : "NULL", tracking_redirect_of(c), c->proto,
                 c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }
 

@@ -301,6 +301,7 @@ H(cmd_reset)
     multi_discard(c); /* and UNWATCH */
     pubsub_unsubscribe_all(c);
     pubsub_monitor_stop(c);
+    tracking_disable(c);
     c->proto = 2;
     c->db = 0;
     set_str(c, &c->name, NULL, 0);
@@ -494,6 +495,10 @@ H(cmd_client_help)
 {
     UNUSED3;
     static const char *const lines[] = {
+        "CACHING (YES|NO)",
+        "    Enable/disable tracking of the keys for next command in OPTIN/OPTOUT modes.",
+        "GETREDIR",
+        "    Return the client ID we are redirecting to when tracking is enabled.",
         "ID",
         "    Return the ID of the current connection.",
         "GETNAME",
@@ -510,6 +515,11 @@ H(cmd_client_help)
         "    Set LIB-NAME or LIB-VER of the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
+        "         [OPTIN] [OPTOUT] [NOLOOP]",
+        "    Control server assisted client side caching.",
+        "TRACKINGINFO",
+        "    Report tracking status for the current connection.",
         "HELP",
         "    Prints this help.",
         NULL};

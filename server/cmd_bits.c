@@ -577,6 +577,7 @@ void cmd_bitfield(conn *c, int argc, char **argv, uint32_t *lens)
     size_t before = c->out.len;
     bf_run(c, ops, &v, &len);
     if (ops->writes) {
+        b->ev = KEV_SETBIT;
         batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], (const char *)v, (uint32_t)len, 0, exp,
                      true);
         run_alone(c);
@@ -625,9 +626,11 @@ void cmd_bitop(conn *c, int argc, char **argv, uint32_t *lens)
         return;
     }
     batcher *b = &c->lp->b;
+    b->ev = KEV_READ; /* the sources are read (a missing one is a keymiss) */
     for (int i = 0; i < nsrc; i++) {
         batch_add_op(b, CUDIS_OP_GET, 0, argv[3 + i], lens[3 + i], NULL, 0, 0, 0, false);
     }
+    b->ev = KEV_AUTO;
     run_alone(c);
     uint64_t maxlen = 0;
     for (int i = 0; i < nsrc; i++) {

@@ -363,6 +363,7 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
     if (exp != 0 && exp <= now) { /* already expired: the key just goes */
         batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
     } else {
+        b->ev = KEV_RESTORE;
         batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], (const char *)v, vlen, 0, exp, true);
     }
     run_alone(c);

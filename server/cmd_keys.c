@@ -117,6 +117,7 @@ void cmd_get(conn *c, int argc, char **argv, uint32_t *lens)
 void cmd_getdel(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
+    c->lp->b.ev = KEV_READ; /* a miss is a keymiss, as for GET */
     queue1(c, CUDIS_OP_GET, CUDIS_F_DEL, argv, lens, NULL, 0, 0, 0, true, rp_get);
 }
 
@@ -411,6 +412,7 @@ void cmd_getex(conn *c, int argc, char **argv, uint32_t *lens)
     } else if (f & SETF_ANYEXP) {
         of = CUDIS_F_SETEXP;
     }
+    c->lp->b.ev = KEV_READ;
     queue1(c, CUDIS_OP_GET, of, argv, lens, NULL, 0, 0, exp, of != 0, rp_get);
 }
 
@@ -614,6 +616,7 @@ void cmd_incrbyfloat(conn *c, int argc, char **argv, uint32_t *lens)
     }
     char buf[5 * 1024];
     int n = util_ld2str(buf, sizeof(buf), v);
+    b->ev = KEV_INCRBYFLOAT;
     batch_add_op(b, CUDIS_OP_SET, CUDIS_F_KEEPTTL, argv[1], lens[1], buf, (uint32_t)n, 0, 0, true);
     run_alone(c);
     int st = b->res[0].status;
@@ -933,6 +936,7 @@ static void rename_generic(conn *c, char **argv, uint32_t *lens, bool nx)
             return;
         }
     }
+    b->ev = KEV_QUIET; /* notified below, in Redis's order */
     batch_add_op(b, CUDIS_OP_SET, 0, argv[2], lens[2], val, vlen, 0, exp, true);
     run_alone(c);
     int st = b->res[0].status;
@@ -945,6 +949,9 @@ static void rename_generic(conn *c, char **argv, uint32_t *lens, bool nx)
     batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
     run_alone(c);
     batch_reset(b);
+    keyspace_notify(c->lp, NOTIFY_NEW, "new", b->db, argv[2], lens[2]);
+    keyspace_notify(c->lp, NOTIFY_GENERIC, "rename_from", b->db, argv[1], lens[1]);
+    keyspace_notify(c->lp, NOTIFY_GENERIC, "rename_to", b->db, argv[2], lens[2]);
     if (nx) {
         resp_int(&c->out, 1);
     } else {
@@ -985,6 +992,7 @@ void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
         reply_engine_error(c, rc);
         return;
     }
+    tracking_flush_all(c->lp);
     reply_ok(c);
 }
 
@@ -1174,7 +1182,10 @@ static int copy_key(conn *c, char *key, uint32_t klen, uint8_t ddb, char *dkey, 
     memcpy(val, b->out + r.val_off, r.val_len);
     batch_reset(b);
     b->db = ddb;
+    uint8_t ev = b->ev;
+    b->ev = KEV_QUIET; /* COPY and MOVE notify in Redis's order */
     batch_add_op(b, CUDIS_OP_SET, 0, dkey, dlen, val, r.val_len, 0, r.num == -1 ? 0 : r.num, true);
+    b->ev = ev;
     b->db = src;
     run_alone(c);
     st = b->res[0].status;
@@ -1210,6 +1221,10 @@ void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
         return;
     }
     int n = copy_key(c, argv[1], lens[1], dst_db, argv[2], lens[2], replace);
+    if (n == 1) {
+        keyspace_notify(c->lp, NOTIFY_NEW, "new", dst_db, argv[2], lens[2]);
+        keyspace_notify(c->lp, NOTIFY_GENERIC, "copy_to", dst_db, argv[2], lens[2]);
+    }
     if (n >= 0) {
         resp_int(&c->out, n);
     }
@@ -1230,9 +1245,13 @@ void cmd_move(conn *c, int argc, char **argv, uint32_t *lens)
     }
     int n = copy_key(c, argv[1], lens[1], dst, argv[1], lens[1], false);
     if (n == 1) {
+        b->ev = KEV_QUIET;
         batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
         run_alone(c);
         batch_reset(b);
+        keyspace_notify(c->lp, NOTIFY_NEW, "new", dst, argv[1], lens[1]);
+        keyspace_notify(c->lp, NOTIFY_GENERIC, "move_from", src, argv[1], lens[1]);
+        keyspace_notify(c->lp, NOTIFY_GENERIC, "move_to", dst, argv[1], lens[1]);
     }
     if (n >= 0) {
         resp_int(&c->out, n);

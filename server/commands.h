@@ -66,6 +66,10 @@ struct command {
     X(cmd_client_info)                                                                             \
     X(cmd_client_kill)                                                                             \
     X(cmd_client_help)                                                                             \
+    X(cmd_client_tracking)                                                                         \
+    X(cmd_client_caching)                                                                          \
+    X(cmd_client_getredir)                                                                         \
+    X(cmd_client_trackinginfo)                                                                     \
     X(cmd_reset)                                                                                   \
     X(cmd_multi)                                                                                   \
     X(cmd_exec)                                                                                    \

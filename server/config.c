@@ -83,6 +83,10 @@ const config_option config_table[] = {
      "Keep a latency histogram per command (LATENCY HISTOGRAM, INFO latencystats)."},
     {"latency-tracking-info-percentiles", OPT_STR, "50 99 99.9", 0, 0, NULL, true, OFF(latency_tracking_info_percentiles),
      "The percentiles INFO latencystats reports, space separated."},
+    {"notify-keyspace-events", OPT_KEVENTS, "", 0, 0, NULL, true, OFF(notify_keyspace_events),
+     "Keyspace notifications to publish, as Redis's classes: K (__keyspace@N__), E (__keyevent@N__), g generic, $ string, x expired, e evicted, n new keys, m key misses, A for g$lshzxetd (empty: none)."},
+    {"tracking-table-max-keys", OPT_INT, "1000000", 0, LLONG_MAX, NULL, true, OFF(tracking_table_max_keys),
+     "Most keys the client-side caching table remembers; past it the oldest-looked-at keys are invalidated and forgotten (0: no limit)."},
     {"databases", OPT_INT, "16", 1, 256, NULL, false, OFF(databases),
      "Number of databases (SELECT 0 .. databases-1); every engine keeps them apart. At most 256."},
     {"save", OPT_STR, "", 0, 0, NULL, true, OFF(save),
@@ -151,7 +155,8 @@ void config_free(srv_config *c)
 {
     for (size_t i = 0; i < config_table_len; i++) {
         const config_option *o = &config_table[i];
-        if (o->type == OPT_STR || o->type == OPT_ENUM || o->type == OPT_COBL) {
+        if (o->type == OPT_STR || o->type == OPT_ENUM || o->type == OPT_COBL ||
+            o->type == OPT_KEVENTS) {
             char **s = field(c, o);
             free(*s);
             *s = NULL;
@@ -226,6 +231,66 @@ static int parse_cobl(srv_config *c, const char *val, char *err, size_t errlen)
     c->obuf_ps_soft = vals[2][1];
     c->obuf_ps_soft_secs = vals[2][2];
     return 0;
+}
+
+/* Redis's keyspaceEventsStringToFlags / keyspaceEventsFlagsToString. */
+static int kevents_parse(const char *s)
+{
+    int f = 0;
+    for (; *s; s++) {
+        switch (*s) {
+        case 'A': f |= NOTIFY_ALL; break;
+        case 'g': f |= NOTIFY_GENERIC; break;
+        case '$': f |= NOTIFY_STRING; break;
+        case 'l': f |= NOTIFY_LIST; break;
+        case 's': f |= NOTIFY_SET; break;
+        case 'h': f |= NOTIFY_HASH; break;
+        case 'z': f |= NOTIFY_ZSET; break;
+        case 'x': f |= NOTIFY_EXPIRED; break;
+        case 'e': f |= NOTIFY_EVICTED; break;
+        case 'K': f |= NOTIFY_KEYSPACE; break;
+        case 'E': f |= NOTIFY_KEYEVENT; break;
+        case 't': f |= NOTIFY_STREAM; break;
+        case 'm': f |= NOTIFY_KEY_MISS; break;
+        case 'd': f |= NOTIFY_MODULE; break;
+        case 'n': f |= NOTIFY_NEW; break;
+        default: return -1;
+        }
+    }
+    return f;
+}
+
+static char *kevents_string(int f)
+{
+    static const struct {
+        int bit;
+        char ch;
+    } cls[] = {{NOTIFY_GENERIC, 'g'}, {NOTIFY_STRING, '$'},  {NOTIFY_LIST, 'l'},
+               {NOTIFY_SET, 's'},     {NOTIFY_HASH, 'h'},    {NOTIFY_ZSET, 'z'},
+               {NOTIFY_EXPIRED, 'x'}, {NOTIFY_EVICTED, 'e'}, {NOTIFY_STREAM, 't'},
+               {NOTIFY_MODULE, 'd'},  {NOTIFY_NEW, 'n'}};
+    char buf[32];
+    size_t n = 0;
+    if ((f & NOTIFY_ALL) == NOTIFY_ALL) {
+        buf[n++] = 'A'; /* n, when also set, is not shown (as Redis) */
+    } else {
+        for (size_t i = 0; i < sizeof(cls) / sizeof(cls[0]); i++) {
+            if (f & cls[i].bit) {
+                buf[n++] = cls[i].ch;
+            }
+        }
+    }
+    if (f & NOTIFY_KEYSPACE) {
+        buf[n++] = 'K';
+    }
+    if (f & NOTIFY_KEYEVENT) {
+        buf[n++] = 'E';
+    }
+    if (f & NOTIFY_KEY_MISS) {
+        buf[n++] = 'm';
+    }
+    buf[n] = '\0';
+    return xstrdup(buf);
 }
 
 int config_set(srv_config *c, const config_option *o, const char *val, bool at_runtime, char *err,
@@ -317,6 +382,18 @@ int config_set(srv_config *c, const config_option *o, const char *val, bool at_r
     }
     case OPT_COBL:
         return parse_cobl(c, val, err, errlen);
+    case OPT_KEVENTS: {
+        int f = kevents_parse(val);
+        if (f < 0) {
+            snprintf(err, errlen, "Invalid event class character. Use 'Ag$lshzxeKEtmdn'.");
+            return -1;
+        }
+        char **s = field(c, o);
+        retire(*s);
+        *s = kevents_string(f);
+        c->notify_flags = f;
+        return 0;
+    }
     }
     return -1;
 }
@@ -330,7 +407,8 @@ void config_get(const srv_config *c, const config_option *o, sbuf *out)
     case OPT_OCTAL: sbuf_printf(out, "%llo", *(const long long *)cfield(c, o)); break;
     case OPT_STR:
     case OPT_ENUM:
-    case OPT_COBL: {
+    case OPT_COBL:
+    case OPT_KEVENTS: {
         const char *s = *(char *const *)cfield(c, o);
         sbuf_adds(out, s ? s : "");
         break;

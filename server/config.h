@@ -14,13 +14,14 @@
 #include "util.h"
 
 typedef enum {
-    OPT_BOOL,  /* yes|no -> bool */
-    OPT_INT,   /* decimal -> long long, within [min, max] */
-    OPT_MEM,   /* memory size with b/k/kb/m/mb/g/gb -> long long bytes */
-    OPT_OCTAL, /* octal permission bits -> long long */
-    OPT_STR,   /* free text -> char * (owned) */
-    OPT_ENUM,  /* one of enum_vals ("a|b|c") -> char * */
-    OPT_COBL   /* client-output-buffer-limit classes -> char *, parsed to limits */
+    OPT_BOOL,   /* yes|no -> bool */
+    OPT_INT,    /* decimal -> long long, within [min, max] */
+    OPT_MEM,    /* memory size with b/k/kb/m/mb/g/gb -> long long bytes */
+    OPT_OCTAL,  /* octal permission bits -> long long */
+    OPT_STR,    /* free text -> char * (owned) */
+    OPT_ENUM,   /* one of enum_vals ("a|b|c") -> char * */
+    OPT_COBL,   /* client-output-buffer-limit classes -> char *, parsed to limits */
+    OPT_KEVENTS /* notify-keyspace-events classes -> char * (Redis's spelling), notify_flags */
 } opt_type;
 
 typedef struct srv_config {
@@ -59,10 +60,33 @@ typedef struct srv_config {
     long long latency_monitor_threshold;
     bool latency_tracking;
     char *latency_tracking_info_percentiles;
+    char *notify_keyspace_events;
+    int notify_flags; /* NOTIFY_*, derived from notify_keyspace_events */
+    long long tracking_table_max_keys;
     /* derived from client_output_buffer_limit, class normal */
     long long obuf_hard, obuf_soft, obuf_soft_secs;          /* class normal */
     long long obuf_ps_hard, obuf_ps_soft, obuf_ps_soft_secs; /* class pubsub */
 } srv_config;
+
+/* Keyspace notification classes (notify-keyspace-events), as Redis's. */
+#define NOTIFY_KEYSPACE (1 << 0)  /* K */
+#define NOTIFY_KEYEVENT (1 << 1)  /* E */
+#define NOTIFY_GENERIC (1 << 2)   /* g */
+#define NOTIFY_STRING (1 << 3)    /* $ */
+#define NOTIFY_LIST (1 << 4)      /* l */
+#define NOTIFY_SET (1 << 5)       /* s */
+#define NOTIFY_HASH (1 << 6)      /* h */
+#define NOTIFY_ZSET (1 << 7)      /* z */
+#define NOTIFY_EXPIRED (1 << 8)   /* x */
+#define NOTIFY_EVICTED (1 << 9)   /* e */
+#define NOTIFY_STREAM (1 << 10)   /* t */
+#define NOTIFY_KEY_MISS (1 << 11) /* m (not in A) */
+#define NOTIFY_LOADED (1 << 12)   /* module only */
+#define NOTIFY_MODULE (1 << 13)   /* d */
+#define NOTIFY_NEW (1 << 14)      /* n (not in A) */
+#define NOTIFY_ALL                                                                                 \
+    (NOTIFY_GENERIC | NOTIFY_STRING | NOTIFY_LIST | NOTIFY_SET | NOTIFY_HASH | NOTIFY_ZSET |       \
+     NOTIFY_EXPIRED | NOTIFY_EVICTED | NOTIFY_STREAM | NOTIFY_MODULE) /* A */
 
 typedef struct config_option {
     const char *name;

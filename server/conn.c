@@ -51,7 +51,8 @@ void conn_free(conn *c)
     }
     lp->nclients--;
     pthread_mutex_unlock(&lp->lock);
-    multi_discard(c); /* and its watched keys */
+    multi_discard(c);      /* and its watched keys */
+    tracking_conn_gone(c); /* before its queued messages go: none comes after */
     pubsub_conn_gone(c);
     resp_parser_deinit(&c->rp);
     free(c->qbuf);
@@ -142,6 +143,7 @@ void conn_create(loop *lp, int fd, bool is_unix)
     c->multi_len = -1;
     c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';
     resp_parser_init(&c->rp);
+    tracking_conn_new(c);
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
     memset(&ss, 0, sizeof(ss));

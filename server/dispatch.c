@@ -181,6 +181,7 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
         return;
     }
     dispatch_run(c, cmd, argc, argv, lens);
+    tracking_command_done(c, cmd);
 }
 
 void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens)
@@ -190,6 +191,9 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
     c->last_cmd = cmd;
     c->cur_cmd = cmd;
     lp->b.db = db_phys(c->db);
+    lp->b.ev = (cmd->flags & CMD_READONLY) ? KEV_READ : KEV_AUTO;
+    lp->b.who = c->id;
+    c->track_now = tracking_wants(c, cmd);
     bool select = cmd->fn == cmd_select; /* shown with the database it selected */
     if (!select) {
         pubsub_monitor_feed(c, cmd, argc, argv, lens);
@@ -220,12 +224,23 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
         pthread_rwlock_wrlock(&srv.eng_lock);
     }
     uint64_t pend_before = lp->b.seq;
+    bool outer = lp->running == NULL; /* not a command EXEC or a script runs */
+    if (outer) {
+        lp->running = c;
+    }
     cmd->fn(c, argc, argv, lens);
     if (lock) {
         pthread_rwlock_unlock(&srv.eng_lock);
     }
     if (lp->b.seq == pend_before) {
         reply_in_order(c, before);
+    }
+    if (c->track_now) {
+        tracking_remember_argv(c, cmd, argc, argv, lens);
+    }
+    if (outer) {
+        lp->running = NULL;
+        tracking_after_command(c);
     }
     uint64_t usec = (cudis_mono_ns() - t0) / 1000;
     if (select) {

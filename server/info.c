@@ -181,8 +181,8 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
         sbuf_printf(o,
                     "connected_clients:%ld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
                     "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
-                    "blocked_clients:0\r\ntracking_clients:0\r\nclients_in_timeout_table:0\r\n",
-                    atomic_load(&srv.connected), srv.cfg.maxclients);
+                    "blocked_clients:0\r\ntracking_clients:%ld\r\nclients_in_timeout_table:0\r\n",
+                    atomic_load(&srv.connected), srv.cfg.maxclients, tracking_clients());
     }
     if (want("memory", argc, argv, lens, true)) {
         long long rss = rss_bytes();
@@ -231,6 +231,7 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
                     (unsigned long long)(es.evict_bucket + es.evict_memory),
                     (unsigned long long)es.hits, (unsigned long long)es.misses,
                     (unsigned long long)t.errors);
+        tracking_info(o);
     }
     if (want("replication", argc, argv, lens, true)) {
         SECTION("Replication");

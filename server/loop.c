@@ -209,6 +209,7 @@ void loop_setup(loop *lp, int idx)
     pthread_mutex_init(&lp->lock, NULL);
     batch_init(&lp->b);
     batch_init(&lp->bf.flight);
+    lp->b.owner = lp->bf.flight.owner = lp;
     lp->bf.open = &lp->b;
     lp->bf.eng_lock = srv.nloops > 1 ? &srv.eng_lock : NULL;
     lp->bf.answered = conn_want_write;

@@ -107,6 +107,19 @@ static void deliver(loop *from, conn *c, const char *bytes, size_t n)
     }
 }
 
+void pubsub_deliver(loop *from, conn *c, const char *bytes, size_t n)
+{
+    deliver(from, c, bytes, n);
+}
+
+bool pubsub_subscribed_any(conn *c)
+{
+    pthread_mutex_lock(&ps.mu);
+    bool sub = pubsub_subscribed(c);
+    pthread_mutex_unlock(&ps.mu);
+    return sub;
+}
+
 void pubsub_drain_inbox(loop *lp)
 {
     pthread_mutex_lock(&lp->lock);

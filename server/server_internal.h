@@ -71,6 +71,7 @@ typedef struct watch_node watch_node;
 typedef struct ps_chan ps_chan; /* pubsub.c */
 typedef struct ps_pat ps_pat;
 typedef struct ps_msg ps_msg;
+typedef struct trk_client trk_client; /* tracking.c */
 typedef struct watched_key {
     watch_node *node;
     bool found;
@@ -109,6 +110,12 @@ struct conn {
     int ps_n[2], ps_cap[2];
     ps_pat **ps_pats;
     int ps_npat, ps_patcap;
+    /* client-side caching (tracking.c): the registry entry, invalidations
+     * held until the command running now has replied, whether this
+     * command's reads are remembered */
+    trk_client *trk;
+    sbuf trk_defer;
+    bool track_now;
 };
 
 /* ------------------------------------------------------------------------
@@ -142,6 +149,7 @@ struct loop {
     pthread_mutex_t lock;       /* guards the client list for CLIENT LIST/KILL */
     struct event *done_ev;      /* bf's queue fd: a batch finished */
     ps_msg *inbox, *inbox_tail; /* messages for our clients from other loops (lock) */
+    conn *running;              /* the client whose (unbatched) command runs now */
     int pending_fds[256];       /* accepted fds handed over by the listener */
     int npending_fds;
 };
@@ -269,6 +277,48 @@ bool pubsub_subscribed(const conn *c); /* any channel, pattern or shard channel 
 /* MONITOR: the command c runs now, to every monitoring client. */
 void pubsub_monitor_feed(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
 void pubsub_monitor_stop(conn *c); /* RESET */
+
+/* pubsub.c, for tracking: deliver to c, which the caller keeps alive
+ * (tracking's registry); whether c is subscribed to anything. */
+void pubsub_deliver(loop *from, conn *c, const char *bytes, size_t n);
+bool pubsub_subscribed_any(conn *c);
+
+/* keyspace.c: after a batch, each key an op changed goes to WATCH, to
+ * tracking and to keyspace notifications; a notification of its own. */
+void keyspace_batch_done(batcher *b, const cudis_batch *cb);
+void keyspace_notify(loop *from, int type, const char *event, uint8_t db, const char *key,
+                     uint32_t len);
+
+/* tracking.c: client-side caching (CLIENT TRACKING) */
+#define TRK_ON 0x01
+#define TRK_BCAST 0x02
+#define TRK_OPTIN 0x04
+#define TRK_OPTOUT 0x08
+#define TRK_NOLOOP 0x10
+#define TRK_CACHING 0x20    /* CLIENT CACHING yes (OPTIN) / no (OPTOUT), for the next command */
+#define TRK_BROKEN 0x40     /* the redirection's client is gone */
+bool tracking_active(void); /* some client tracks */
+long tracking_clients(void);
+void tracking_conn_new(conn *c);
+void tracking_conn_gone(conn *c);
+void tracking_disable(conn *c); /* RESET */
+/* Whether the reads of cmd, which c runs now, are remembered for c. */
+bool tracking_wants(conn *c, const command *cmd);
+void tracking_remember_ops(conn *c, const cudis_batch *b, uint32_t op0, uint32_t nops);
+void tracking_remember_argv(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
+/* After a command from the client (not those EXEC runs): CLIENT CACHING
+ * lasts one command, or one transaction. */
+void tracking_command_done(conn *c, const command *cmd);
+/* Invalidations held for c while its command ran go out behind its reply. */
+void tracking_after_command(conn *c);
+/* Key modified by client `who` (0: by the engine). */
+void tracking_invalidate(loop *from, const char *key, uint32_t len, uint64_t who);
+void tracking_flush_bcast(loop *from); /* BCAST keys gathered so far */
+void tracking_flush_all(loop *from);   /* FLUSHDB / FLUSHALL: everything is invalid */
+void tracking_deliver(loop *from, conn *c, const char *bytes, size_t n);
+long long tracking_redirect_of(conn *c); /* CLIENT LIST redir= */
+uint32_t tracking_flags_of(conn *c);
+void tracking_info(sbuf *o); /* INFO stats lines */
 
 /* observe.c: the slow log, the latency monitor, latency percentiles. The
  * duration of a command that ran alone / of a batched one (its ops). */

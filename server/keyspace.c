@@ -1,0 +1,154 @@
+/*
+ * keyspace.c - what listens to the keyspace: after every batch, each key
+ * an op changed (CUDIS_R_DONE) is signalled to WATCH (watch.c), to
+ * client-side caching (tracking.c) and as a keyspace notification
+ * (notify-keyspace-events: __keyspace@N__:<key> <event> and
+ * __keyevent@N__:<event> <key>, Redis's event names). An op's event is
+ * derived from its code and flags, or named by the command that added it
+ * (batcher.ev: INCRBYFLOAT, RESTORE...), or given explicitly by commands
+ * whose events Redis orders differently from their ops (RENAME, MOVE).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_internal.h"
+
+/* The SELECTed database number whose engine database is phys (SWAPDB
+ * exchanges them; Redis names the database, not its contents). */
+static int logical_db(uint8_t phys)
+{
+    for (int i = 0; i < srv.cfg.databases; i++) {
+        if (db_phys(i) == phys) {
+            return i;
+        }
+    }
+    return phys;
+}
+
+void keyspace_notify(loop *from, int type, const char *event, uint8_t db, const char *key,
+                     uint32_t len)
+{
+    int flags = srv.cfg.notify_flags;
+    if (!(flags & type)) {
+        return;
+    }
+    int n = logical_db(db);
+    size_t elen = strlen(event);
+    sbuf ch = {0};
+    if (flags & NOTIFY_KEYSPACE) {
+        sbuf_printf(&ch, "__keyspace@%d__:", n);
+        sbuf_add(&ch, key, len);
+        pubsub_publish(from, 0, ch.p, (uint32_t)ch.len, event, (uint32_t)elen);
+    }
+    if (flags & NOTIFY_KEYEVENT) {
+        ch.len = 0;
+        sbuf_printf(&ch, "__keyevent@%d__:%s", n, event);
+        pubsub_publish(from, 0, ch.p, (uint32_t)ch.len, key, len);
+    }
+    sbuf_free(&ch);
+}
+
+static const char *const kev_names[KEV__COUNT] = {
+    [KEV_INCRBYFLOAT] = "incrbyfloat", [KEV_RESTORE] = "restore",
+    [KEV_SETBIT] = "setbit",           [KEV_SET] = "set",
+    [KEV_COPY_TO] = "copy_to",
+};
+
+/* The notifications of one applied op, as Redis's commands send them. */
+static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uint8_t ev,
+                      int64_t now, const char *key)
+{
+    bool creates = op->code == CUDIS_OP_SET || op->code == CUDIS_OP_INCRBY ||
+                   op->code == CUDIS_OP_APPEND || op->code == CUDIS_OP_SETRANGE ||
+                   op->code == CUDIS_OP_SETBIT;
+    /* RESTORE ... REPLACE adds the key anew, as Redis's delete-then-add */
+    if ((creates && !(r->flags & CUDIS_R_FOUND)) || ev == KEV_RESTORE) {
+        keyspace_notify(from, NOTIFY_NEW, "new", op->db, key, op->key_len);
+    }
+    if (ev != KEV_AUTO) {
+        bool str = ev == KEV_INCRBYFLOAT || ev == KEV_SETBIT || ev == KEV_SET;
+        keyspace_notify(from, str ? NOTIFY_STRING : NOTIFY_GENERIC, kev_names[ev], op->db, key,
+                        op->key_len);
+        return;
+    }
+    const char *s = NULL, *g = NULL; /* a string event, a generic one */
+    switch (op->code) {
+    case CUDIS_OP_GET:
+        if (op->flags & CUDIS_F_DEL) {
+            g = "del";
+        } else if (op->flags & CUDIS_F_PERSIST) {
+            g = "persist";
+        } else if (op->flags & CUDIS_F_SETEXP) {
+            g = op->expire_ms <= now ? "del" : "expire";
+        }
+        break;
+    case CUDIS_OP_SET:
+        s = "set";
+        if (op->expire_ms != 0 && !(op->flags & CUDIS_F_KEEPTTL)) {
+            g = "expire";
+        }
+        break;
+    case CUDIS_OP_DEL: g = "del"; break;
+    case CUDIS_OP_INCRBY: s = "incrby"; break;
+    case CUDIS_OP_APPEND: s = "append"; break;
+    case CUDIS_OP_SETRANGE: s = "setrange"; break;
+    case CUDIS_OP_SETBIT: s = "setbit"; break;
+    case CUDIS_OP_EXPIRE: g = op->expire_ms <= now ? "del" : "expire"; break;
+    case CUDIS_OP_PERSIST: g = "persist"; break;
+    default: break;
+    }
+    if (s != NULL) {
+        keyspace_notify(from, NOTIFY_STRING, s, op->db, key, op->key_len);
+    }
+    if (g != NULL) {
+        keyspace_notify(from, NOTIFY_GENERIC, g, op->db, key, op->key_len);
+    }
+}
+
+/* An op that looks its key up as a read command does (a miss is a
+ * "keymiss"): the reads of read commands, GETDEL/GETEX, SET ... GET. */
+static bool is_lookup(const cudis_op *op, uint8_t ev)
+{
+    if (op->code == CUDIS_OP_SET) {
+        return (op->flags & CUDIS_F_GET) != 0;
+    }
+    return (ev & KEV_READ) &&
+           (op->code == CUDIS_OP_GET || op->code == CUDIS_OP_EXISTS || op->code == CUDIS_OP_TTL);
+}
+
+void keyspace_batch_done(batcher *b, const cudis_batch *cb)
+{
+    if (watch_active()) {
+        watch_touch_batch(cb);
+    }
+    bool trk = tracking_active();
+    int nf = srv.cfg.notify_flags;
+    if (!trk && nf == 0) {
+        return;
+    }
+    loop *from = b->owner;
+    for (uint32_t i = 0; i < cb->n_ops; i++) {
+        const cudis_result *r = &cb->res[i];
+        if (r->status != CUDIS_OK) {
+            continue;
+        }
+        const cudis_op *op = &cb->ops[i];
+        const char *key = (const char *)cb->in + op->key_off;
+        uint8_t ev = b->meta[i].ev & ~KEV_READ;
+        if ((nf & NOTIFY_KEY_MISS) && !(r->flags & CUDIS_R_FOUND) && is_lookup(op, b->meta[i].ev)) {
+            /* before the op's own events: Redis looks the key up first */
+            keyspace_notify(from, NOTIFY_KEY_MISS, "keymiss", op->db, key, op->key_len);
+        }
+        if (r->flags & CUDIS_R_DONE) {
+            if (trk) {
+                tracking_invalidate(from, key, op->key_len, b->meta[i].who);
+            }
+            if (nf != 0 && ev != KEV_QUIET) {
+                notify_op(from, op, r, ev, cb->now_ms, key);
+            }
+        }
+    }
+    if (trk) {
+        tracking_flush_bcast(from);
+    }
+}
