@@ -80,6 +80,7 @@ enum cudis_op_code {
 #define CUDIS_F_PERSIST 0x0100 /* GET: remove the expiry (GETEX PERSIST) */
 #define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
 #define CUDIS_F_BIT1 0x0400    /* SETBIT: the bit becomes 1 */
+#define CUDIS_F_NOTOUCH 0x0800 /* GET: leave the key's recency as it is (CLIENT NO-TOUCH) */
 
 /* Numbered databases: an op names its key's database; keys of different
  * databases never meet (a store keeps (db, key) as the key). */
@@ -294,7 +295,7 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
             return CUDIS_OK;
         }
         p->return_old = true;
-        p->touch = true;
+        p->touch = !(op->flags & CUDIS_F_NOTOUCH);
         if (op->flags & CUDIS_F_DEL) {
             p->action = CUDIS_ACT_DELETE;
             res->flags |= CUDIS_R_DONE;

@@ -138,7 +138,7 @@ uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key,
     memset(op, 0, sizeof(*op));
     op->code = code;
     op->db = b->db;
-    op->flags = flags;
+    op->flags = flags | (b->notouch && code == CUDIS_OP_GET ? CUDIS_F_NOTOUCH : 0);
     op->key_len = klen;
     op->key_off = b->in_len;
     if (klen) {
@@ -194,6 +194,7 @@ pend *batch_add_pend(batcher *b, conn *c, reply_fn fn, uint32_t op0, uint32_t no
     p->k = 0;
     p->aux = NULL;
     p->track = c->track_now;
+    p->silent = c->silent;
     c->pending++;
     b->seq++;
     if (b->npend == 1 && nops == 0) {
@@ -258,6 +259,7 @@ static void batch_swap(batcher *a, batcher *b)
     batch_stats st = a->st;
     uint64_t seq = a->seq;
     uint8_t db = a->db, ev = a->ev;
+    bool notouch = a->notouch;
     uint64_t who = a->who;
     batcher t = *a;
     *a = *b;
@@ -267,6 +269,8 @@ static void batch_swap(batcher *a, batcher *b)
     b->db = a->db;
     b->ev = a->ev;
     b->who = a->who;
+    b->notouch = a->notouch;
+    a->notouch = notouch;
     a->st = st;
     a->seq = seq;
     a->db = db;
@@ -289,6 +293,7 @@ void batch_add_literal(batcher *b, conn *c, const char *bytes, size_t n)
     pend *p = batch_add_pend(b, c, NULL, 0, 0); /* fn NULL: a literal */
     p->cmd = NULL;                              /* answered as is: no command statistics */
     p->track = false;
+    p->silent = false; /* a message, or a reply reply_in_order kept */
     p->a = (int64_t)b->lit_len;
     p->b = (int64_t)n;
     b->lit_len += n;
@@ -332,7 +337,11 @@ static void batch_answer(batch_flusher *f, batcher *b, int reason, int64_t now, 
         }
         const command *saved = c->cur_cmd;
         c->cur_cmd = p->cmd;
+        size_t mark = c->out.len;
         p->fn(c, p, &view);
+        if (p->silent) {
+            c->out.len = mark;
+        }
         c->cur_cmd = saved;
         if (p->track) {
             tracking_remember_ops(c, &view, p->op0, p->nops);

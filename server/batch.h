@@ -32,7 +32,8 @@ struct pend {
     int64_t a, b; /* the reply function's parameters */
     int32_t k;
     void *aux; /* more of them (malloc'd; freed once answered) */
-    bool track; /* client-side caching remembers the keys of its ops */
+    bool track;  /* client-side caching remembers the keys of its ops */
+    bool silent; /* CLIENT REPLY OFF / SKIP: the reply is dropped */
 };
 
 /* The keyspace event an op sends when applied (keyspace.c): KEV_AUTO
@@ -97,6 +98,7 @@ typedef struct batcher {
     uint8_t db; /* the engine's database of the ops batch_add_op adds next */
     uint8_t ev; /* and their KEV_* (dispatch sets it per command) */
     uint64_t who; /* and the client id whose command adds them */
+    bool notouch; /* and whether their reads leave recency alone (CLIENT NO-TOUCH) */
     void *owner;  /* the loop whose batches these are */
     size_t lit_len, lit_cap;
     uint64_t open_ns; /* when the first op arrived */

@@ -33,6 +33,12 @@ static void client_line(sbuf *out, conn *c, int64_t now)
     if (trk & TRK_BCAST) {
         flags[nf++] = 'B';
     }
+    if (c->no_evict) {
+        flags[nf++] = 'e';
+    }
+    if (c->no_touch) {
+        flags[nf++] = 'T';
+    }
     if (nf == 0) {
         flags[nf++] = 'N';
     }
@@ -109,4 +115,71 @@ int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t
         pthread_mutex_unlock(&lp->lock);
     }
     return killed;
+}
+
+/* ------------------------------------------------------------------------
+ * CLIENT PAUSE
+ * ---------------------------------------------------------------------- */
+
+static pthread_mutex_t pause_mu = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int64_t pause_end;
+static _Atomic int pause_mode; /* as clients_paused */
+
+int clients_paused(int64_t now_ms)
+{
+    int64_t end = atomic_load_explicit(&pause_end, memory_order_acquire);
+    if (end == 0 || now_ms >= end) {
+        return 0;
+    }
+    return atomic_load_explicit(&pause_mode, memory_order_relaxed);
+}
+
+static void wake_all(void)
+{
+    for (int i = 0; i < srv.nloops; i++) {
+        loop_wake(&srv.loops[i]);
+    }
+}
+
+void clients_pause(int64_t end_ms, bool all)
+{
+    pthread_mutex_lock(&pause_mu);
+    bool on = clients_paused(cudis_now_ms()) != 0;
+    int mode = all ? 2 : 1;
+    if (!on || mode > atomic_load(&pause_mode)) {
+        atomic_store(&pause_mode, mode);
+    }
+    if (!on || end_ms > atomic_load(&pause_end)) {
+        atomic_store(&pause_end, end_ms);
+    }
+    pthread_mutex_unlock(&pause_mu);
+}
+
+void clients_unpause(void)
+{
+    pthread_mutex_lock(&pause_mu);
+    atomic_store(&pause_end, 0);
+    atomic_store(&pause_mode, 0);
+    pthread_mutex_unlock(&pause_mu);
+    wake_all();
+}
+
+void clients_resume(loop *lp)
+{
+    if (lp->npaused == 0) {
+        return;
+    }
+    int mode = clients_paused(cudis_now_ms());
+    for (conn *c = lp->clients; c != NULL; c = c->next) {
+        if (!(c->flags & CONN_PAUSED) ||
+            (mode != 0 && !(c->flags & CONN_CLOSING) &&
+             dispatch_postponed(c, mode, c->rp.argc, c->rp.argv, c->rp.arg_len))) {
+            continue;
+        }
+        c->flags &= ~CONN_PAUSED;
+        lp->npaused--;
+        if (!(c->flags & CONN_CLOSING)) {
+            conn_resume(c);
+        }
+    }
 }

@@ -414,6 +414,114 @@ H(cmd_client_list)
     sbuf_free(&s);
 }
 
+/* CLIENT REPLY ON|OFF|SKIP: OFF drops the replies until ON; SKIP drops the
+ * next command's. Neither of them answers; pushes still go out. */
+H(cmd_client_reply)
+{
+    (void)argc;
+    if (util_eq(argv[2], lens[2], "on")) {
+        c->reply_off = c->reply_skip = c->reply_skip_next = false;
+        c->silent = false; /* ON itself answers */
+        reply_ok(c);
+    } else if (util_eq(argv[2], lens[2], "off")) {
+        c->reply_off = true;
+        c->silent = true;
+    } else if (util_eq(argv[2], lens[2], "skip")) {
+        if (!c->reply_off) {
+            c->reply_skip_next = true;
+        }
+        c->silent = true;
+    } else {
+        conn_error(c, "ERR syntax error");
+    }
+}
+
+static bool arg_onoff(conn *c, const char *s, uint32_t len, bool *out)
+{
+    if (util_eq(s, len, "on")) {
+        *out = true;
+    } else if (util_eq(s, len, "off")) {
+        *out = false;
+    } else {
+        conn_error(c, "ERR syntax error");
+        return false;
+    }
+    return true;
+}
+
+/* CLIENT NO-EVICT: recorded and shown (flag e); cudis never evicts
+ * clients (there is no maxmemory-clients), so every client is safe. */
+H(cmd_client_no_evict)
+{
+    (void)argc;
+    if (arg_onoff(c, argv[2], lens[2], &c->no_evict)) {
+        reply_ok(c);
+    }
+}
+
+/* CLIENT NO-TOUCH (Redis 7.2): this client's reads leave the keys'
+ * recency as it was (TOUCH still touches). */
+H(cmd_client_no_touch)
+{
+    (void)argc;
+    if (arg_onoff(c, argv[2], lens[2], &c->no_touch)) {
+        reply_ok(c);
+    }
+}
+
+/* CLIENT UNBLOCK: no cudis command blocks a client (WAIT answers at once:
+ * there are no replicas), so no client is ever unblocked. */
+H(cmd_client_unblock)
+{
+    long long id;
+    if (!arg_ll(c, argv[2], lens[2], &id)) {
+        return;
+    }
+    if (argc == 4 && !util_eq(argv[3], lens[3], "timeout") && !util_eq(argv[3], lens[3], "error")) {
+        conn_error(c, "ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR");
+        return;
+    }
+    if (argc > 4) {
+        conn_error(c, "ERR syntax error");
+        return;
+    }
+    resp_int(&c->out, 0);
+}
+
+H(cmd_client_pause)
+{
+    long long ms;
+    if (!util_str2ll(argv[2], lens[2], &ms)) {
+        conn_error(c, "ERR timeout is not an integer or out of range");
+        return;
+    }
+    if (ms < 0) {
+        conn_error(c, "ERR timeout is negative");
+        return;
+    }
+    bool all = true;
+    if (argc == 4) {
+        if (util_eq(argv[3], lens[3], "write")) {
+            all = false;
+        } else if (!util_eq(argv[3], lens[3], "all")) {
+            conn_error(c, "ERR CLIENT PAUSE mode must be WRITE or ALL");
+            return;
+        }
+    } else if (argc > 4) {
+        conn_error(c, "ERR syntax error");
+        return;
+    }
+    clients_pause(cudis_now_ms() + ms, all);
+    reply_ok(c);
+}
+
+H(cmd_client_unpause)
+{
+    UNUSED3;
+    clients_unpause();
+    reply_ok(c);
+}
+
 H(cmd_client_info)
 {
     UNUSED3;
@@ -513,13 +621,25 @@ H(cmd_client_help)
         "    Return information about client connections.",
         "SETINFO <option> <value>",
         "    Set LIB-NAME or LIB-VER of the current connection.",
+        "UNPAUSE",
+        "    Stop the current client pause, resuming traffic.",
+        "PAUSE <timeout> [WRITE|ALL]",
+        "    Suspend all, or just write, clients for <timeout> milliseconds.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
         "SETNAME <name>",
         "    Assign the name <name> to the current connection.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
         "TRACKING (ON|OFF) [REDIRECT <id>] [BCAST] [PREFIX <prefix> [...]]",
         "         [OPTIN] [OPTOUT] [NOLOOP]",
         "    Control server assisted client side caching.",
         "TRACKINGINFO",
         "    Report tracking status for the current connection.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "NO-TOUCH (ON|OFF)",
+        "    Will not touch LRU/LFU stats when this mode is on.",
         "HELP",
         "    Prints this help.",
         NULL};

@@ -70,6 +70,12 @@ struct command {
     X(cmd_client_caching)                                                                          \
     X(cmd_client_getredir)                                                                         \
     X(cmd_client_trackinginfo)                                                                     \
+    X(cmd_client_reply)                                                                            \
+    X(cmd_client_no_evict)                                                                         \
+    X(cmd_client_no_touch)                                                                         \
+    X(cmd_client_unblock)                                                                          \
+    X(cmd_client_pause)                                                                            \
+    X(cmd_client_unpause)                                                                          \
     X(cmd_reset)                                                                                   \
     X(cmd_multi)                                                                                   \
     X(cmd_exec)                                                                                    \

@@ -51,6 +51,9 @@ void conn_free(conn *c)
     }
     lp->nclients--;
     pthread_mutex_unlock(&lp->lock);
+    if (c->flags & CONN_PAUSED) {
+        lp->npaused--;
+    }
     multi_discard(c);      /* and its watched keys */
     tracking_conn_gone(c); /* before its queued messages go: none comes after */
     pubsub_conn_gone(c);
@@ -365,6 +368,14 @@ static void process_input(conn *c)
             c->flags |= CONN_CLOSE_AFTER_REPLY;
             break;
         }
+        int paused = clients_paused(cudis_now_ms());
+        if (paused != 0 && dispatch_postponed(c, paused, c->rp.argc, c->rp.argv, c->rp.arg_len)) {
+            /* CLIENT PAUSE: hold this command (and stop reading) until it ends */
+            c->flags |= CONN_PAUSED;
+            lp->npaused++;
+            event_del(c->rev);
+            break;
+        }
         /* read by loop 0's cron for instantaneous_ops_per_sec */
         __atomic_store_n(&lp->st.commands, lp->st.commands + 1, __ATOMIC_RELAXED);
         cmd_dispatch(c, c->rp.argc, c->rp.argv, c->rp.arg_len);
@@ -379,11 +390,34 @@ static void process_input(conn *c)
     }
 }
 
-/* Read once and run what arrived. Returns false when the connection closed.
- * Never frees a connection (loop_drain does). */
+static void after_input(conn *c)
+{
+    if (!(c->flags & CONN_CLOSING) && c->out.len > c->out_sent && c->pending == 0) {
+        conn_want_write(c);
+    } else if ((c->flags & CONN_CLOSE_AFTER_REPLY) && c->pending == 0) {
+        conn_want_write(c);
+    }
+}
+
+void conn_resume(conn *c)
+{
+    loop *lp = c->lp;
+    event_add(c->rev, NULL);
+    __atomic_store_n(&lp->st.commands, lp->st.commands + 1, __ATOMIC_RELAXED);
+    cmd_dispatch(c, c->rp.argc, c->rp.argv, c->rp.arg_len);
+    process_input(c);
+    after_input(c);
+}
+
+/* Read once and run what arrived. Returns false when the connection closed
+ * (or holds a command for CLIENT PAUSE). Never frees a connection
+ * (loop_drain does). */
 bool conn_read_once(conn *c)
 {
     loop *lp = c->lp;
+    if (c->flags & CONN_PAUSED) {
+        return false;
+    }
     size_t want = 16 * 1024;
     bool busy = resp_parser_busy(&c->rp);
     if (busy && c->rp.big_need > want) {
@@ -428,11 +462,7 @@ bool conn_read_once(conn *c)
         return false;
     }
     process_input(c);
-    if (!(c->flags & CONN_CLOSING) && c->out.len > c->out_sent && c->pending == 0) {
-        conn_want_write(c);
-    } else if ((c->flags & CONN_CLOSE_AFTER_REPLY) && c->pending == 0) {
-        conn_want_write(c);
-    }
+    after_input(c);
     return n > 0;
 }
 

@@ -13,6 +13,8 @@
 #include "cudis_time.h"
 #include "server_internal.h"
 
+static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens);
+
 static void reply_unknown(conn *c, int argc, char **argv, uint32_t *lens)
 {
     char args[256];
@@ -39,6 +41,10 @@ static void reply_unknown(conn *c, int argc, char **argv, uint32_t *lens)
  * of its own (server_internal.h). */
 void reply_in_order(conn *c, size_t before)
 {
+    if (c->silent) { /* CLIENT REPLY OFF / SKIP */
+        c->out.len = before;
+        return;
+    }
     if (c->pending > 0 && c->out.len > before) {
         batch_add_literal(&c->lp->b, c, c->out.p + before, c->out.len - before);
         c->out.len = before;
@@ -118,7 +124,57 @@ bool arg_redacted(const command *cmd, int i, int argc, char **argv, uint32_t *le
     return false;
 }
 
+/* The command argv names, its subcommand resolved; NULL when unknown. */
+static const command *lookup_full(int argc, char **argv, uint32_t *lens)
+{
+    const command *cmd = cmd_lookup(argv[0], lens[0]);
+    if (cmd != NULL && (cmd->flags & CMD_CONTAINER)) {
+        cmd = argc >= 2 ? cmd_lookup_sub(cmd, argv[1], lens[1]) : NULL;
+    }
+    return cmd;
+}
+
+/* Commands a WRITE pause holds besides the writes: those that may write
+ * or propagate (Redis's may-replicate). */
+static bool may_write(const conn *c, const command *cmd)
+{
+    if (cmd->flags & CMD_WRITE) {
+        return true;
+    }
+    if (cmd->fn == cmd_eval || cmd->fn == cmd_evalsha || cmd->fn == cmd_publish ||
+        cmd->fn == cmd_spublish) {
+        return true;
+    }
+    if (cmd->fn == cmd_exec && c->multi != NULL) {
+        for (int i = 0; i < c->multi->n; i++) {
+            if (may_write(c, c->multi->cmds[i].cmd)) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+bool dispatch_postponed(conn *c, int mode, int argc, char **argv, uint32_t *lens)
+{
+    const command *cmd = lookup_full(argc, argv, lens);
+    if (cmd == NULL || (cmd->arity > 0 && cmd->arity != argc) || argc < -cmd->arity) {
+        return false; /* refused at once */
+    }
+    return mode == 2 || may_write(c, cmd);
+}
+
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    c->silent = c->reply_off || c->reply_skip;
+    dispatch_one(c, argc, argv, lens);
+    /* CLIENT REPLY SKIP drops the reply of the command after it */
+    c->reply_skip = c->reply_skip_next;
+    c->reply_skip_next = false;
+    c->silent = false;
+}
+
+static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens)
 {
     const command *cmd = cmd_lookup(argv[0], lens[0]);
     size_t before = c->out.len;
@@ -193,6 +249,7 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
     lp->b.db = db_phys(c->db);
     lp->b.ev = (cmd->flags & CMD_READONLY) ? KEV_READ : KEV_AUTO;
     lp->b.who = c->id;
+    lp->b.notouch = c->no_touch && cmd->fn != cmd_touch;
     c->track_now = tracking_wants(c, cmd);
     bool select = cmd->fn == cmd_select; /* shown with the database it selected */
     if (!select) {

@@ -96,6 +96,7 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
     lp->npending_fds = 0;
     pthread_mutex_unlock(&lp->lock);
     pubsub_drain_inbox(lp);
+    clients_resume(lp); /* CLIENT UNPAUSE wakes every loop */
     for (int i = 0; i < nf; i++) {
         bool is_unix = fds[i] < 0;
         conn_create(lp, is_unix ? -fds[i] - 1 : fds[i], is_unix);
@@ -148,6 +149,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
     for (conn *c = list; c; c = c->next) {
         conn_cron(c, now);
     }
+    clients_resume(lp); /* a CLIENT PAUSE that timed out */
     if (lp->b.npend > 0) {
         loop_flush(lp, SEAL_DEADLINE);
     }
@@ -166,17 +168,19 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         srv.ops_sample_prev = total;
         srv.ops_sample_ns = ns;
         loop_complete(lp); /* expiry is not concurrent with batches */
-        if (srv.nloops > 1) {
-            pthread_rwlock_wrlock(&srv.eng_lock);
-        }
-        uint64_t t0 = cudis_mono_ns();
-        int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz);
-        observe_event("expire-cycle", (cudis_mono_ns() - t0) / 1000);
-        if (n > 0) {
-            srv.expired_keys += (uint64_t)n;
-        }
-        if (srv.nloops > 1) {
-            pthread_rwlock_unlock(&srv.eng_lock);
+        if (clients_paused(now) == 0) { /* keys do not expire during CLIENT PAUSE */
+            if (srv.nloops > 1) {
+                pthread_rwlock_wrlock(&srv.eng_lock);
+            }
+            uint64_t t0 = cudis_mono_ns();
+            int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz);
+            observe_event("expire-cycle", (cudis_mono_ns() - t0) / 1000);
+            if (n > 0) {
+                srv.expired_keys += (uint64_t)n;
+            }
+            if (srv.nloops > 1) {
+                pthread_rwlock_unlock(&srv.eng_lock);
+            }
         }
     }
     loop_drain(lp);

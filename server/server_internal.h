@@ -50,6 +50,7 @@ typedef struct pend pend;
 #define CONN_LOCAL 0x40
 #define CONN_FAKE 0x80 /* a script's client: no socket, replies read back */
 #define CONN_MONITOR 0x100 /* MONITOR: gets every command as it runs */
+#define CONN_PAUSED 0x200  /* CLIENT PAUSE holds its parsed command (and its reads) */
 
 /* A transaction being queued (MULTI ... EXEC). */
 typedef struct multi_cmd {
@@ -116,6 +117,10 @@ struct conn {
     trk_client *trk;
     sbuf trk_defer;
     bool track_now;
+    /* CLIENT REPLY: off, skip this command, skip the next; whether the
+     * replies of the command running now are dropped */
+    bool reply_off, reply_skip, reply_skip_next, silent;
+    bool no_evict, no_touch; /* CLIENT NO-EVICT, CLIENT NO-TOUCH */
 };
 
 /* ------------------------------------------------------------------------
@@ -150,6 +155,7 @@ struct loop {
     struct event *done_ev;      /* bf's queue fd: a batch finished */
     ps_msg *inbox, *inbox_tail; /* messages for our clients from other loops (lock) */
     conn *running;              /* the client whose (unbatched) command runs now */
+    int npaused;                /* clients holding a command for CLIENT PAUSE */
     int pending_fds[256];       /* accepted fds handed over by the listener */
     int npending_fds;
 };
@@ -234,12 +240,22 @@ void conn_want_write(conn *c);
 /* False (and c closed) when c is over an output-buffer limit. */
 bool conn_check_obuf(conn *c);
 void conn_cron(conn *c, int64_t now);
+/* A client that held its command for CLIENT PAUSE runs it and the rest. */
+void conn_resume(conn *c);
 bool conn_addr_is_local(const struct sockaddr_storage *ss);
 void conn_error(conn *c, const char *msg);  /* error reply with stats */
 void conn_errorf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* clients.c */
 void server_client_list(sbuf *out, conn *only, long type_filter);
+/* CLIENT PAUSE until end_ms (all commands, or those that may write; a
+ * pause in force is only lengthened or made stricter), CLIENT UNPAUSE. */
+void clients_pause(int64_t end_ms, bool all);
+void clients_unpause(void);
+/* 0: no pause; 1: writes paused; 2: every command. */
+int clients_paused(int64_t now_ms);
+/* Run again the clients of lp whose command waited, if the pause let them. */
+void clients_resume(loop *lp);
 int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme);
 
 /* cmd_*.c: Redis-style helpers */
@@ -247,6 +263,9 @@ bool arg_ll(conn *c, const char *s, uint32_t len, long long *out); /* replies er
 void reply_ok(conn *c);
 void reply_engine_error(conn *c, int status);
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens);
+/* Whether the command must wait for the CLIENT PAUSE in force (mode as
+ * clients_paused). */
+bool dispatch_postponed(conn *c, int mode, int argc, char **argv, uint32_t *lens);
 /* Run a looked-up, checked command (dispatch, and EXEC for each queued one). */
 void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
 /* Run alone (EXEC, EVAL): this loop's batches answered; with several

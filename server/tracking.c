@@ -196,14 +196,13 @@ void tracking_after_command(conn *c)
     if (c->trk_defer.len == 0) {
         return;
     }
-    size_t before = c->out.len;
-    sbuf_add(&c->out, c->trk_defer.p, c->trk_defer.len);
-    c->trk_defer.len = 0;
-    if (c->pending > 0) {
-        reply_in_order(c, before);
+    if (c->pending > 0) { /* behind its pending replies */
+        batch_add_literal(&c->lp->b, c, c->trk_defer.p, c->trk_defer.len);
     } else {
+        sbuf_add(&c->out, c->trk_defer.p, c->trk_defer.len);
         conn_want_write(c);
     }
+    c->trk_defer.len = 0;
 }
 
 /* ------------------------------------------------------------------------

@@ -94,6 +94,29 @@ Test(lru, write_and_touch_refresh_exists_does_not)
     engine_destroy(e);
 }
 
+Test(lru, notouch_get_keeps_the_order)
+{
+    engine *e = open_items("lru", 3);
+    set(e, "a"), set(e, "b"), set(e, "c");
+    tres r = t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_NOTOUCH, "a", NULL, 0, 0);
+    cr_assert(r.r.flags & CUDIS_R_VALUE, "the value is read");
+    set(e, "d"); /* a is still the least recent */
+    expect_keys(e, "a b c d", "b c d");
+    engine_destroy(e);
+}
+
+Test(lfu, notouch_get_does_not_count)
+{
+    engine *e = open_items("lfu", 3);
+    set(e, "a"), set(e, "b"), set(e, "c");
+    get(e, "b"), get(e, "c");
+    t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_NOTOUCH, "a", NULL, 0, 0);
+    t_op(e, T_NOW, CUDIS_OP_GET, CUDIS_F_NOTOUCH, "a", NULL, 0, 0);
+    set(e, "d"); /* a still counts 1 */
+    expect_keys(e, "a b c d", "b c d");
+    engine_destroy(e);
+}
+
 Test(fifo, hits_and_overwrites_keep_order)
 {
     engine *e = open_items("fifo", 3);

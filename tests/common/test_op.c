@@ -104,6 +104,14 @@ Test(get, miss_and_hit)
     cr_assert_eq(res.num, NOW + 5);
 }
 
+Test(get, notouch_reads_without_refreshing)
+{
+    /* CLIENT NO-TOUCH: the value comes back, the recency stays (a hit still counts) */
+    cr_assert_eq(run(mk(CUDIS_OP_GET, CUDIS_F_NOTOUCH, NULL, 0, 0), present("v", 0)), CUDIS_OK);
+    cr_assert_eq(res.flags, CUDIS_R_FOUND);
+    cr_assert(plan.return_old && plan.lookup && !plan.touch && plan.action == CUDIS_ACT_NONE);
+}
+
 Test(get, getdel_and_getex)
 {
     run(mk(CUDIS_OP_GET, CUDIS_F_DEL, NULL, 0, 0), present("v", 0));

@@ -1,0 +1,166 @@
+#!/usr/bin/python3
+"""test_client_modes.py - the CLIENT subcommands that change how a
+connection is served, as Redis 7 has them: PAUSE (ALL holds every
+command, WRITE only those that may write, until the timeout or UNPAUSE;
+held commands then run in order), REPLY ON/OFF/SKIP, NO-EVICT, NO-TOUCH
+(flags in CLIENT LIST), UNBLOCK, and their errors. Validated against
+redis-server first (NO-TOUCH is Redis 7.2's: skipped by name there).
+Run by ctest (label e2e):
+  /usr/bin/python3 test_client_modes.py --server PATH   (or CUDIS_E2E_SERVER=...)
+"""
+import os
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_server  # noqa: E402
+from test_tracking import Base, Err  # noqa: E402
+
+BIN = None
+
+
+class Pause(Base):
+    def test_errors(self):
+        a = self.conn()
+        for args, want in [
+                (("CLIENT", "PAUSE"), "ERR wrong number of arguments for 'client|pause' command"),
+                (("CLIENT", "PAUSE", "x"), "ERR timeout is not an integer or out of range"),
+                (("CLIENT", "PAUSE", "-1"), "ERR timeout is negative"),
+                (("CLIENT", "PAUSE", "10", "FOO"), "ERR CLIENT PAUSE mode must be WRITE or ALL"),
+                (("CLIENT", "UNPAUSE", "x"),
+                 "ERR wrong number of arguments for 'client|unpause' command")]:
+            self.assertEqual(a.call(*args), Err(want), args)
+
+    def test_all_holds_every_command_until_the_timeout(self):
+        a, b = self.conn(), self.conn()
+        b.call("SET", "x", "1")
+        t0 = time.time()
+        self.assertEqual(a.call("CLIENT", "PAUSE", "600", "ALL"), "OK")
+        a.send("GET", "x")
+        b.send("PING")
+        self.assertTrue(a.nothing_more(0.3))
+        self.assertTrue(b.nothing_more(0.01))
+        self.assertEqual(a.read(), b"1")
+        self.assertEqual(b.read(), "PONG")
+        self.assertGreaterEqual(time.time() - t0, 0.55)
+
+    def test_all_held_commands_then_run_in_order(self):
+        a, b, u = self.conn(), self.conn(), self.conn()
+        t0 = time.time()
+        self.assertEqual(a.call("CLIENT", "PAUSE", "700", "ALL"), "OK")
+        b.send("SET", "k", "1")
+        b.send("INCR", "k")
+        b.send("GET", "k")
+        u.send("CLIENT", "UNPAUSE")  # itself held: an ALL pause ends with its timeout
+        a.send("CLIENT", "PAUSE", "0")  # held too
+        self.assertTrue(b.nothing_more(0.4))
+        self.assertTrue(u.nothing_more(0.01))
+        self.assertEqual([b.read(), b.read(), b.read()], ["OK", 2, b"2"])
+        self.assertGreaterEqual(time.time() - t0, 0.65)
+        self.assertEqual(u.read(), "OK")
+        self.assertEqual(a.read(), "OK")
+
+    def test_write_holds_writes_only(self):
+        a, b, u = self.conn(), self.conn(), self.conn()
+        b.call("SET", "x", "1")
+        self.assertEqual(a.call("CLIENT", "PAUSE", "100000", "WRITE"), "OK")
+        t0 = time.time()
+        self.assertEqual(b.call("GET", "x"), b"1")
+        self.assertEqual(b.call("EXISTS", "x"), 1)
+        self.assertLess(time.time() - t0, 1.0)
+        b.send("SET", "x", "2")
+        b.send("GET", "x")  # behind the held write
+        u.send("PUBLISH", "ch", "m")
+        u.send("EVAL", "return 1", "0")
+        self.assertTrue(b.nothing_more(0.3))
+        self.assertTrue(u.nothing_more(0.01))
+        a.call("CLIENT", "UNPAUSE")
+        self.assertEqual(b.read(), "OK")
+        self.assertEqual(b.read(), b"2")
+        self.assertEqual(u.read(), 0)
+        self.assertEqual(u.read(), 1)
+
+    def test_write_pause_holds_a_transaction_with_a_write(self):
+        a, b = self.conn(), self.conn()
+        self.assertEqual(a.call("CLIENT", "PAUSE", "100000", "WRITE"), "OK")
+        self.assertEqual(b.call("MULTI"), "OK")
+        self.assertEqual(b.call("GET", "x"), "QUEUED")
+        self.assertEqual(b.call("EXEC"), [None])  # reads only: runs
+        self.assertEqual(b.call("MULTI"), "OK")
+        b.send("SET", "x", "1")
+        self.assertTrue(b.nothing_more(0.3))
+        a.call("CLIENT", "UNPAUSE")
+        self.assertEqual(b.read(), "QUEUED")
+        self.assertEqual(b.call("EXEC"), ["OK"])
+
+
+class Modes(Base):
+    def test_reply_off_on_skip(self):
+        a = self.conn()
+        self.assertEqual(a.call("CLIENT", "REPLY", "FOO"), Err("ERR syntax error"))
+        a.send("CLIENT", "REPLY", "OFF")
+        a.send("SET", "y", "1")
+        a.send("GET", "y")
+        a.send("GET", "nokey")
+        a.send("NOSUCHCOMMAND")
+        self.assertEqual(a.call("CLIENT", "REPLY", "ON"), "OK")
+        self.assertEqual(a.call("GET", "y"), b"1")
+        a.send("CLIENT", "REPLY", "SKIP")
+        a.send("INCR", "y")
+        self.assertEqual(a.call("GET", "y"), b"2")
+        a.send("CLIENT", "REPLY", "OFF")
+        a.send("CLIENT", "REPLY", "SKIP")
+        a.send("GET", "y")
+        self.assertEqual(a.call("CLIENT", "REPLY", "ON"), "OK")
+        # pipelined, with a transaction in the middle
+        a.send("CLIENT", "REPLY", "SKIP")
+        a.send("MULTI")
+        a.send("INCR", "y")
+        a.send("EXEC")
+        self.assertEqual(a.read(), "QUEUED")
+        self.assertEqual(a.read(), [3])
+        self.assertTrue(a.nothing_more())
+
+    def test_reply_off_keeps_pushes(self):
+        a, b = self.conn(3), self.conn()
+        a.call("SUBSCRIBE", "ch")
+        a.send("CLIENT", "REPLY", "OFF")
+        a.send("PING")
+        self.assertTrue(a.nothing_more())
+        b.call("PUBLISH", "ch", "m")
+        self.assertEqual(a.read(), ("push", [b"message", b"ch", b"m"]))
+
+    def test_no_evict_no_touch_unblock(self):
+        a = self.conn()
+        self.assertEqual(a.call("CLIENT", "NO-EVICT", "maybe"), Err("ERR syntax error"))
+        self.assertEqual(a.call("CLIENT", "NO-EVICT", "on"), "OK")
+        self.assertIn(" flags=e ", a.call("CLIENT", "INFO").decode())
+        self.assertEqual(a.call("CLIENT", "NO-EVICT", "off"), "OK")
+        self.assertIn(" flags=N ", a.call("CLIENT", "INFO").decode())
+        self.assertEqual(a.call("CLIENT", "UNBLOCK", "x"),
+                         Err("ERR value is not an integer or out of range"))
+        self.assertEqual(a.call("CLIENT", "UNBLOCK", "5", "FOO"),
+                         Err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"))
+        me = a.call("CLIENT", "ID")
+        self.assertEqual(a.call("CLIENT", "UNBLOCK", me), 0)
+        self.assertEqual(a.call("CLIENT", "UNBLOCK", "5", "ERROR"), 0)
+        if "redis-server" in BIN:  # CLIENT NO-TOUCH came with Redis 7.2
+            return
+        self.assertEqual(a.call("CLIENT", "NO-TOUCH", "x"), Err("ERR syntax error"))
+        self.assertEqual(a.call("CLIENT", "NO-TOUCH", "on"), "OK")
+        self.assertIn(" flags=T ", a.call("CLIENT", "INFO").decode())
+        a.call("SET", "k", "v")
+        self.assertEqual(a.call("GET", "k"), b"v")
+        self.assertEqual(a.call("CLIENT", "NO-TOUCH", "off"), "OK")
+
+
+if __name__ == "__main__":
+    BIN = e2e_server.binary(sys.argv)
+    if not BIN:
+        print("no server under test: build cudis-server or set CUDIS_E2E_SERVER; skipped")
+        sys.exit(e2e_server.SKIP)
+    import test_tracking
+    test_tracking.BIN = BIN
+    argv = e2e_server.strip_server_arg(sys.argv)
+    unittest.main(argv=argv, verbosity=2)
