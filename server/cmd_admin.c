@@ -789,7 +789,7 @@ H(cmd_config_help)
 
 static void flags_reply(sbuf *o, const command *cmd, int proto)
 {
-    const char *names[12];
+    const char *names[14];
     int n = 0;
     uint32_t f = cmd->flags;
     if (f & CMD_WRITE) {
@@ -818,6 +818,9 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     }
     if (f & CMD_NOAUTH) {
         names[n++] = "no_auth";
+    }
+    if (f & CMD_ALLOW_BUSY) {
+        names[n++] = "allow_busy";
     }
     resp_set(o, n, proto);
     for (int i = 0; i < n; i++) {

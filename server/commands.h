@@ -34,6 +34,7 @@ typedef struct command command;
 #define CMD_NOQUEUE 0x1000  /* runs at once inside MULTI (EXEC, DISCARD, WATCH...) */
 #define CMD_DRAIN 0x2000    /* drain the batch first: it changes how replies render */
 #define CMD_PUBSUB 0x4000   /* allowed in RESP2 subscribed mode (subscribe family, PING...) */
+#define CMD_ALLOW_BUSY 0x8000 /* runs while a script is busy (SCRIPT KILL, SHUTDOWN, MULTI...) */
 
 typedef void (*cmd_fn)(conn *c, int argc, char **argv, uint32_t *lens);
 

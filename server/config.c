@@ -87,6 +87,8 @@ const config_option config_table[] = {
      "Keyspace notifications to publish, as Redis's classes: K (__keyspace@N__), E (__keyevent@N__), g generic, $ string, x expired, e evicted, n new keys, m key misses, A for g$lshzxetd (empty: none)."},
     {"tracking-table-max-keys", OPT_INT, "1000000", 0, LLONG_MAX, NULL, true, OFF(tracking_table_max_keys),
      "Most keys the client-side caching table remembers; past it the oldest-looked-at keys are invalidated and forgotten (0: no limit)."},
+    {"busy-reply-threshold", OPT_INT, "5000", 0, LLONG_MAX, NULL, true, OFF(busy_reply_threshold),
+     "Milliseconds a script may run before other clients get BUSY errors and SCRIPT KILL is served (from inside the script, between its instructions)."},
     {"databases", OPT_INT, "16", 1, 256, NULL, false, OFF(databases),
      "Number of databases (SELECT 0 .. databases-1); every engine keeps them apart. At most 256."},
     {"save", OPT_STR, "", 0, 0, NULL, true, OFF(save),

@@ -63,6 +63,7 @@ typedef struct srv_config {
     char *notify_keyspace_events;
     int notify_flags; /* NOTIFY_*, derived from notify_keyspace_events */
     long long tracking_table_max_keys;
+    long long busy_reply_threshold;
     /* derived from client_output_buffer_limit, class normal */
     long long obuf_hard, obuf_soft, obuf_soft_secs;          /* class normal */
     long long obuf_ps_hard, obuf_ps_soft, obuf_ps_soft_secs; /* class pubsub */

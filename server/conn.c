@@ -471,6 +471,9 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     conn *c = arg;
+    if (c == c->lp->running) {
+        return; /* its script is busy: the rest of its input waits for it */
+    }
     /* replies (and messages to subscribers) are written once per round of
      * callbacks, by loop_run, as Redis's beforeSleep does */
     conn_read_once(c);

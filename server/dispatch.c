@@ -222,6 +222,12 @@ static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens)
         reject(c, cmd, "NOAUTH", "Authentication required.", before);
         return;
     }
+    if (script_busy() && !(cmd->flags & CMD_ALLOW_BUSY)) {
+        reject(c, cmd, "BUSY",
+               "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
+               before);
+        return;
+    }
     if (c->proto == 2 && !(cmd->flags & CMD_PUBSUB) && pubsub_subscribed(c)) {
         char msg[200];
         snprintf(msg, sizeof(msg),

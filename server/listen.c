@@ -120,6 +120,7 @@ static int listen_tcp(const char *addr, int port, bool optional)
         close(fd);
         return -1;
     }
+    srv.listener_unix[srv.nlisteners] = false;
     srv.listeners[srv.nlisteners++] = l;
     return 0;
 }
@@ -156,6 +157,7 @@ static int listen_unix(const char *path, int perm)
         close(fd);
         return -1;
     }
+    srv.listener_unix[srv.nlisteners] = true;
     srv.listeners[srv.nlisteners++] = l;
     return 0;
 }
@@ -197,4 +199,23 @@ void listeners_close(void)
         evconnlistener_free(srv.listeners[i]);
     }
     srv.nlisteners = 0;
+}
+
+void listeners_poll(void)
+{
+    for (int i = 0; i < srv.nlisteners; i++) {
+        evutil_socket_t lfd = evconnlistener_get_fd(srv.listeners[i]);
+        for (int n = 0; n < 64; n++) {
+            struct sockaddr_storage ss;
+            socklen_t sl = sizeof(ss);
+            int fd = accept(lfd, (struct sockaddr *)&ss, &sl);
+            if (fd < 0) {
+                break;
+            }
+            evutil_make_socket_nonblocking(fd);
+            evutil_make_socket_closeonexec(fd);
+            accept_cb(srv.listeners[i], fd, (struct sockaddr *)&ss, (int)sl,
+                      srv.listener_unix[i] ? (void *)1 : NULL);
+        }
+    }
 }

@@ -30,7 +30,7 @@ void loop_drain(loop *lp)
             list = c->wnext;
             c->flags &= ~CONN_IN_WLIST;
             if (c->flags & CONN_CLOSING) {
-                if (c->pending == 0 && !lp->final) {
+                if (c->pending == 0 && !lp->final && c != lp->running) {
                     conn_free(c);
                 }
                 continue;
@@ -102,7 +102,8 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
         conn_create(lp, is_unix ? -fds[i] - 1 : fds[i], is_unix);
     }
     for (conn *c = lp->clients; c; c = c->next) {
-        if (!(c->flags & CONN_CLOSING) && (atomic_load(&c->flags) & CONN_KILL)) {
+        if (!(c->flags & CONN_CLOSING) && (atomic_load(&c->flags) & CONN_KILL) &&
+            c != lp->running) {
             conn_close(c, "killed by CLIENT KILL");
         }
     }
@@ -142,6 +143,11 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     loop *lp = arg;
+    if (lp->busy) { /* inside a busy script: nothing of the engine, nothing closed */
+        struct timeval tv = {0, (suseconds_t)(1000000 / srv.cfg.hz)};
+        evtimer_add(lp->cron_ev, &tv);
+        return;
+    }
     int64_t now = cudis_now_ms();
     pthread_mutex_lock(&lp->lock);
     conn *list = lp->clients;
@@ -186,6 +192,29 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
     loop_drain(lp);
     struct timeval tv = {0, (suseconds_t)(1000000 / srv.cfg.hz)};
     evtimer_add(lp->cron_ev, &tv);
+}
+
+void loop_busy_round(loop *lp)
+{
+    /* libevent does not run a base from inside its own callback: each
+     * client is read directly (non-blocking), at most every 10 ms */
+    uint64_t now = cudis_mono_ns();
+    if (lp->busy || now - lp->busy_ns < 10000000) {
+        return;
+    }
+    lp->busy = true;
+    lp->busy_ns = now;
+    for (conn *c = lp->clients; c != NULL; c = c->next) {
+        if (c != lp->running && !(c->flags & (CONN_CLOSING | CONN_PAUSED | CONN_FAKE))) {
+            conn_read_once(c);
+        }
+    }
+    if (lp->idx == 0) { /* the listeners and signals live on loop 0's base */
+        listeners_poll();
+        server_poll_signals();
+    }
+    loop_drain(lp);
+    lp->busy = false;
 }
 
 /* ------------------------------------------------------------------------

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudis_time.h"
 #include "server_internal.h"
 #include "sha1.h"
 
@@ -38,7 +39,45 @@ static struct {
     int env_ref;     /* registry: the guarded environment scripts run in */
     conn *fake;      /* the client of the script running now */
     bool ro;         /* EVAL_RO / EVALSHA_RO */
+    uint64_t t0_ns;  /* when it started */
+    const char *sha;
 } S = {.scripts_ref = LUA_NOREF, .env_ref = LUA_NOREF};
+
+/* Read by every loop: SCRIPT KILL may come from any of them. */
+static _Atomic bool running, busy, wrote, kill_req;
+
+bool script_busy(void)
+{
+    return atomic_load_explicit(&busy, memory_order_relaxed);
+}
+
+/* Every 100000 instructions of a script: past busy-reply-threshold the
+ * loop serves other clients (BUSY, SCRIPT KILL, SHUTDOWN) between them;
+ * SCRIPT KILL or a shutdown ends the script with an error. */
+static void busy_hook(lua_State *L, lua_Debug *ar)
+{
+    (void)ar;
+    if (!atomic_load(&running)) {
+        return;
+    }
+    uint64_t ms = (cudis_mono_ns() - S.t0_ns) / 1000000;
+    if (!atomic_load(&busy) && (long long)ms >= srv.cfg.busy_reply_threshold) {
+        log_msg(LL_WARNING,
+                "Slow script detected: still in execution after %llu milliseconds. You can try "
+                "killing the script using the SCRIPT KILL command. Script name is: %s.",
+                (unsigned long long)ms, S.sha);
+        atomic_store(&busy, true);
+    }
+    if (atomic_load(&busy)) {
+        loop_busy_round(S.fake->lp);
+    }
+    if (atomic_load(&kill_req) || atomic_load(&srv.shutdown)) {
+        log_msg(LL_WARNING, atomic_load(&kill_req) ? "Lua script killed by user with SCRIPT KILL."
+                                                   : "Lua script stopped: the server shuts down.");
+        lua_pushstring(L, "Script killed by user with SCRIPT KILL...");
+        lua_error(L);
+    }
+}
 
 /* ------------------------------------------------------------------------
  * RESP (the fake client's replies) -> Lua
@@ -337,6 +376,9 @@ static int redis_call_generic(lua_State *L, bool raise)
     }
     loop *lp = f->lp;
     f->out.len = 0;
+    if (cmd->flags & CMD_WRITE) {
+        atomic_store(&wrote, true); /* SCRIPT KILL can no longer undo it */
+    }
     dispatch_run(f, cmd, argc, argv, lens);
     batch_flush(&lp->bf, srv.eng, SEAL_DRAIN); /* its reply, now */
     free(argv);
@@ -492,6 +534,7 @@ static void state_open(void)
         log_msg(LL_WARNING, "Out Of Memory creating the Lua state");
         abort();
     }
+    lua_sethook(L, busy_hook, LUA_MASKCOUNT, 100000);
     open_lib(L, "", luaopen_base);
     open_lib(L, LUA_TABLIBNAME, luaopen_table);
     open_lib(L, LUA_STRLIBNAME, luaopen_string);
@@ -657,8 +700,14 @@ static void run(conn *c, const char *sha, int numkeys, int argc, char **argv, ui
     fake.flags = CONN_FAKE;
     fake.multi_len = -1;
     fake.id = c->id;
+    fake.trk = c->trk; /* its reads are remembered for the caller (tracking) */
     memcpy(fake.addr, c->addr, sizeof(fake.addr));
     S.fake = &fake;
+    S.sha = sha;
+    S.t0_ns = cudis_mono_ns();
+    atomic_store(&kill_req, false);
+    atomic_store(&wrote, false);
+    atomic_store(&running, true);
     lua_pushcfunction(L, err_handler);
     int eh = lua_gettop(L);
     push_script(L, sha);
@@ -682,6 +731,9 @@ static void run(conn *c, const char *sha, int numkeys, int argc, char **argv, ui
         conn_errorf(c, "ERR %s", lua_tostring(L, -1));
     }
     lua_settop(L, eh - 1);
+    atomic_store(&running, false);
+    atomic_store(&busy, false);
+    atomic_store(&kill_req, false);
     S.fake = NULL;
     sbuf_free(&fake.out);
     lua_gc(L, LUA_GCSTEP, 1);
@@ -803,6 +855,14 @@ void cmd_script_flush(conn *c, int argc, char **argv, uint32_t *lens)
 void cmd_script_kill(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc, (void)argv, (void)lens;
-    /* a script runs to its end before another command of any client runs */
-    conn_error(c, "NOTBUSY No scripts in execution right now.");
+    if (!atomic_load(&running)) {
+        conn_error(c, "NOTBUSY No scripts in execution right now.");
+    } else if (atomic_load(&wrote)) {
+        conn_error(c, "UNKILLABLE Sorry the script already executed write commands against the "
+                      "dataset. You can either wait the script termination or kill the server "
+                      "in a hard way using the SHUTDOWN NOSAVE command.");
+    } else {
+        atomic_store(&kill_req, true);
+        reply_ok(c);
+    }
 }

@@ -51,8 +51,47 @@ static void sig_cb(evutil_socket_t sig, short what, void *arg)
 {
     (void)what;
     (void)arg;
+    if (atomic_exchange(&srv.sig_pending, 0) == 0 && atomic_load(&srv.shutdown)) {
+        return; /* already seen by server_poll_signals */
+    }
     log_msg(LL_WARNING, "Received %s scheduling shutdown...", sig == SIGINT ? "SIGINT" : "SIGTERM");
     server_request_shutdown();
+}
+
+void server_poll_signals(void)
+{
+    int sig = atomic_exchange(&srv.sig_pending, 0);
+    if (sig != 0) {
+        log_msg(LL_WARNING, "Received %s scheduling shutdown...",
+                sig == SIGINT ? "SIGINT" : "SIGTERM");
+        server_request_shutdown();
+    }
+}
+
+/* libevent's signal handler only wakes the loop; this one also notes the
+ * signal for a loop that is inside a busy script, then calls libevent's. */
+static struct sigaction prev_sig[2];
+
+static void sig_note(int sig)
+{
+    atomic_store(&srv.sig_pending, sig);
+    const struct sigaction *p = &prev_sig[sig == SIGINT];
+    if (p->sa_handler != SIG_DFL && p->sa_handler != SIG_IGN) {
+        p->sa_handler(sig);
+    }
+}
+
+static void sig_chain(void)
+{
+    int sigs[2] = {SIGTERM, SIGINT};
+    for (int i = 0; i < 2; i++) {
+        struct sigaction sa;
+        memset(&sa, 0, sizeof(sa));
+        sa.sa_handler = sig_note;
+        sigemptyset(&sa.sa_mask);
+        sa.sa_flags = SA_RESTART;
+        sigaction(sigs[i], &sa, &prev_sig[i]);
+    }
 }
 
 int server_start(void)
@@ -72,6 +111,7 @@ int server_start(void)
     srv.sig_ev[1] = evsignal_new(srv.loops[0].base, SIGINT, sig_cb, NULL);
     event_add(srv.sig_ev[0], NULL);
     event_add(srv.sig_ev[1], NULL);
+    sig_chain();
 
     if (listeners_open() != 0) {
         return 1;

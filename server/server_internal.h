@@ -156,6 +156,8 @@ struct loop {
     ps_msg *inbox, *inbox_tail; /* messages for our clients from other loops (lock) */
     conn *running;              /* the client whose (unbatched) command runs now */
     int npaused;                /* clients holding a command for CLIENT PAUSE */
+    bool busy;                  /* serving events from inside a busy script */
+    uint64_t busy_ns;           /* when it last did */
     int pending_fds[256];       /* accepted fds handed over by the listener */
     int npending_fds;
 };
@@ -169,6 +171,7 @@ typedef struct server {
     int nloops;
     pthread_rwlock_t eng_lock;
     struct evconnlistener *listeners[16];
+    bool listener_unix[16];
     int nlisteners;
     struct event *sig_ev[2];
     _Atomic uint64_t next_id;
@@ -176,6 +179,7 @@ typedef struct server {
     _Atomic uint64_t rejected_conns;
     _Atomic uint64_t total_conns;
     _Atomic int shutdown;       /* 1 = requested */
+    _Atomic int sig_pending;    /* SIGTERM/SIGINT seen by the handler (for a busy script) */
     uint64_t rr;
     int64_t start_ms;
     uint64_t start_ns;
@@ -203,6 +207,8 @@ static inline uint8_t db_phys(int db)
 /* server.c */
 int server_start(void);          /* listeners + loops; blocks until shutdown; returns exit code */
 void server_request_shutdown(void);
+/* A SIGTERM/SIGINT the loop could not see yet (a busy script): shut down. */
+void server_poll_signals(void);
 int64_t server_now_ms(void);
 /* Whether batches run asynchronously (engine-pipeline, "auto" resolved). */
 bool server_pipelined(void);
@@ -210,6 +216,8 @@ bool server_pipelined(void);
 /* listen.c: the listeners on loop 0's base (0, or -1 logged) */
 int listeners_open(void);
 void listeners_close(void);
+/* Accept what is waiting, outside the event loop (a busy script on loop 0). */
+void listeners_poll(void);
 
 /* loop.c */
 void loop_setup(loop *lp, int idx);
@@ -338,6 +346,14 @@ void tracking_deliver(loop *from, conn *c, const char *bytes, size_t n);
 long long tracking_redirect_of(conn *c); /* CLIENT LIST redir= */
 uint32_t tracking_flags_of(conn *c);
 void tracking_info(sbuf *o); /* INFO stats lines */
+
+/* script.c: a script has run past busy-reply-threshold (other commands
+ * get BUSY; its loop serves them from inside the script). */
+bool script_busy(void);
+
+/* loop.c: one round of the loop's events from inside a busy script:
+ * replies to what arrived (BUSY, SCRIPT KILL...), no batch, no cron. */
+void loop_busy_round(loop *lp);
 
 /* observe.c: the slow log, the latency monitor, latency percentiles. The
  * duration of a command that ran alone / of a batched one (its ops). */

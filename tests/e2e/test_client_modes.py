@@ -155,6 +155,71 @@ class Modes(Base):
         self.assertEqual(a.call("CLIENT", "NO-TOUCH", "off"), "OK")
 
 
+class BusyScript(Base):
+    """A script past busy-reply-threshold: others get BUSY, SCRIPT KILL ends it."""
+
+    SPIN = "local i = 0 while true do i = i + 1 end"
+
+    def test_busy_then_script_kill(self):
+        a, b = self.conn(), self.conn()
+        self.assertEqual(b.call("CONFIG", "SET", "busy-reply-threshold", "100"), "OK")
+        self.assertEqual(b.call("SCRIPT", "KILL"), Err("NOTBUSY No scripts in execution right now."))
+        a.send("EVAL", self.SPIN, "0")
+        time.sleep(0.3)
+        busy = Err("BUSY Redis is busy running a script. You can only call SCRIPT KILL or "
+                   "SHUTDOWN NOSAVE.")
+        self.assertEqual(b.call("GET", "x"), busy)
+        self.assertEqual(b.call("PING"), busy)
+        self.assertEqual(b.call("MULTI"), "OK")
+        self.assertEqual(b.call("DISCARD"), "OK")
+        c = self.conn()  # a client that connects meanwhile is answered too
+        self.assertEqual(c.call("SET", "x", "1"), busy)
+        self.assertEqual(b.call("SCRIPT", "KILL"), "OK")
+        err = a.read()
+        self.assertIsInstance(err, Err)
+        self.assertTrue(err.startswith("ERR Script killed by user with SCRIPT KILL... script: "), err)
+        self.assertTrue(err.endswith(", on @user_script:1."), err)
+        self.assertEqual(b.call("SCRIPT", "KILL"), Err("NOTBUSY No scripts in execution right now."))
+        self.assertEqual(a.call("SET", "x", "2"), "OK")
+        self.assertEqual(b.call("GET", "x"), b"2")
+
+    def test_shutdown_nosave_stops_a_busy_script(self):
+        a, b = self.conn(), self.conn()
+        b.call("CONFIG", "SET", "busy-reply-threshold", "100")
+        a.send("EVAL", self.SPIN, "0")
+        time.sleep(0.3)
+        b.send("SHUTDOWN", "NOSAVE")
+        self.assertEqual(self.srv.proc.wait(5), 0)
+
+    def test_sigterm_stops_a_busy_script(self):
+        if "redis-server" in BIN:  # Redis 7.0 waits for SCRIPT KILL or SHUTDOWN NOSAVE
+            return
+        a, b = self.conn(), self.conn()
+        b.call("CONFIG", "SET", "busy-reply-threshold", "100")
+        a.send("EVAL", self.SPIN, "0")
+        time.sleep(0.3)
+        t0 = time.time()
+        self.assertEqual(self.srv.stop(), 0)
+        self.assertLess(time.time() - t0, 5)
+
+    def test_a_script_that_wrote_cannot_be_killed(self):
+        a, b = self.conn(), self.conn()
+        b.call("CONFIG", "SET", "busy-reply-threshold", "100")
+        # runs for ~0.6 s after its write, then returns
+        a.send("EVAL", "redis.call('set', KEYS[1], 'v') local t = redis.call('time') "
+                       "local s = t[1] * 1000000 + t[2] local n = 0 "
+                       "repeat n = n + 1 until n % 1000 == 0 and "
+                       "(function() local u = redis.call('time') "
+                       "return u[1] * 1000000 + u[2] - s end)() > 600000 return 7", "1", "w")
+        time.sleep(0.3)
+        self.assertEqual(b.call("SCRIPT", "KILL"),
+                         Err("UNKILLABLE Sorry the script already executed write commands against "
+                             "the dataset. You can either wait the script termination or kill the "
+                             "server in a hard way using the SHUTDOWN NOSAVE command."))
+        self.assertEqual(a.read(), 7)
+        self.assertEqual(b.call("GET", "w"), b"v")
+
+
 if __name__ == "__main__":
     BIN = e2e_server.binary(sys.argv)
     if not BIN:
