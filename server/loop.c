@@ -170,7 +170,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
             pthread_rwlock_wrlock(&srv.eng_lock);
         }
         uint64_t t0 = cudis_mono_ns();
-        int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz);
+        int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, NULL);
         observe_event("expire-cycle", (cudis_mono_ns() - t0) / 1000);
         if (n > 0) {
             srv.expired_keys += (uint64_t)n;

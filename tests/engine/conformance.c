@@ -653,7 +653,7 @@ ENGINE_TEST(sweep_reclaims_expired)
     }
     int got = 0;
     for (int i = 0; i < 1000 && got < 150; i++) {
-        int n = engine_sweep(e, T_NOW + 10, 1 << 20);
+        int n = engine_sweep(e, T_NOW + 10, 1 << 20, NULL);
         cr_assert_geq(n, 0);
         got += n;
     }
@@ -688,21 +688,21 @@ ENGINE_TEST(expire_tick_paces_to_all)
     cr_assert_eq(s0.evict_bucket + s0.evict_memory, 0);
     int got = 0, ticks = 0;
     for (int i = 0; i < 20; i++) { /* the slice shrinks while nothing expires */
-        cr_assert_eq(engine_expire_tick(e, T_NOW + 5, 10), 0, "nothing expired yet");
+        cr_assert_eq(engine_expire_tick(e, T_NOW + 5, 10, NULL), 0, "nothing expired yet");
     }
     /* once found, a whole pass a second: every one within two passes */
     for (ticks = 0; ticks < 22 && got < 5000; ticks++) {
-        int n = engine_expire_tick(e, T_NOW + 100, 10);
+        int n = engine_expire_tick(e, T_NOW + 100, 10, NULL);
         cr_assert_geq(n, 0);
         got += n;
     }
     cr_assert_eq(got, 5000, "after %d ticks", ticks);
     for (ticks = 0; ticks < 22 && got < 15000; ticks++) {
-        got += engine_expire_tick(e, T_NOW + 6000, 10);
+        got += engine_expire_tick(e, T_NOW + 6000, 10, NULL);
     }
     cr_assert_eq(got, 15000, "after %d more ticks", ticks);
     for (int i = 0; i < 50; i++) {
-        cr_assert_eq(engine_expire_tick(e, T_NOW + 6000, 10), 0);
+        cr_assert_eq(engine_expire_tick(e, T_NOW + 6000, 10, NULL), 0);
     }
     cudis_stats s = stats_of(e);
     cr_assert_eq(s.items, 5000);
@@ -862,7 +862,7 @@ ENGINE_TEST(databases_are_apart)
     /* the expired keys of db 2 leave db 2's count */
     int got_n = 0;
     for (int i = 0; i < 1000 && got_n < 10; i++) {
-        got_n += engine_sweep(e, T_NOW + 10, 1 << 20);
+        got_n += engine_sweep(e, T_NOW + 10, 1 << 20, NULL);
     }
     cr_assert_eq(got_n, 10);
     cr_assert_eq(engine_db_size(e, 2), 30);
@@ -1408,7 +1408,7 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
         }
         if (round % 64 == 0) {
             check_budget(e);
-            engine_sweep(e, now, 64);
+            engine_sweep(e, now, 64, NULL);
         }
     }
     check_budget(e);

@@ -151,6 +151,16 @@ static void *sim_worker(void *arg)
     return NULL;
 }
 
+/* Append the mirror's events to the batch's sink (the engine's copy back). */
+static int sim_ev_finish(cudis_evbuf *ev, const cudis_evbuf *mirror, uint8_t *area)
+{
+    if (ev != NULL) {
+        gpu_ev_merge(ev, mirror, mirror->recs, mirror->keys);
+        free(area);
+    }
+    return 0;
+}
+
 static int sim_exec(void *c, cudis_batch *b)
 {
     sim_ctx *s = c;
@@ -177,6 +187,18 @@ static int sim_exec(void *c, cudis_batch *b)
     a.out_len = &b->out_len;
     a.n_ops = b->n_ops;
     a.now_ms = b->now_ms;
+    /* events go to a mirror of the sink, appended afterwards (as on the device) */
+    cudis_evbuf mirror;
+    uint8_t *area = NULL;
+    if (b->ev != NULL) {
+        gpu_ev_mirror(b->ev, &mirror, NULL);
+        area = malloc(gpu_ev_area_bytes(&mirror) + 1);
+        if (area == NULL) {
+            return CUDIS_E_NOMEM;
+        }
+        gpu_ev_mirror(b->ev, &mirror, area);
+        a.ev = &mirror;
+    }
     uint64_t base = __atomic_fetch_add(T->clock, b->n_ops, __ATOMIC_RELAXED);
     gpu_launch_at(base, b->n_ops, T->v.n_buckets, &a.l);
     uint32_t n = s->threads > 1 ? s->threads : 1;
@@ -193,7 +215,7 @@ static int sim_exec(void *c, cudis_batch *b)
     }
     if (n == 1) {
         sim_worker(&jobs[0]);
-        return 0;
+        return sim_ev_finish(b->ev, &mirror, area);
     }
     uint32_t started = 0;
     for (; started < n; started++) {
@@ -207,7 +229,7 @@ static int sim_exec(void *c, cudis_batch *b)
     for (uint32_t i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
     }
-    return 0;
+    return sim_ev_finish(b->ev, &mirror, area);
 }
 
 static void *sim_create(const engine_config *cfg, char *why, size_t why_len)
@@ -257,9 +279,9 @@ static uint64_t sim_db_size(void *c, uint8_t db)
     return ccht_db_size(((sim_ctx *)c)->t, db);
 }
 
-static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work)
+static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
-    return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work);
+    return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work, ev);
 }
 
 static uint64_t sim_sweep_units(void *c)
