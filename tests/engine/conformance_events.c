@@ -86,6 +86,20 @@ static void ev_tally(const cudis_evbuf *ev, uint8_t kind, uint32_t *count, uint3
     }
 }
 
+/* The engine of test p, small: max_items (0: by memory), memory_bytes (0:
+ * the suite's default), threads. */
+static engine *ev_open(const eng_param *p, uint64_t max_items, uint64_t memory, uint32_t threads)
+{
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.max_items = max_items;
+    if (memory != 0) {
+        cfg.memory_bytes = memory;
+    }
+    cfg.threads = threads;
+    return open_cfg(p, &cfg);
+}
+
 static uint64_t evictions(engine *e)
 {
     cudis_stats s = stats_of(e);
@@ -164,10 +178,7 @@ static uint32_t ev_match(engine *e, const uint32_t *count, const bool *deleted,
  * database; a DEL of a present key is not an event. */
 ENGINE_TEST(ev_evicted_reports_each_once)
 {
-    engine_config cfg;
-    conf_default(&cfg);
-    cfg.max_items = 256;
-    engine *e = open_cfg(p, &cfg);
+    engine *e = ev_open(p, 256, 0, 1);
     enum { N = 2000 };
     cudis_evbuf ev;
     ev_init(&ev, 4 * N, 64 * N);
@@ -227,11 +238,7 @@ ENGINE_TEST(ev_evicted_reports_each_once)
 static void ev_memory(const eng_param *p, uint32_t threads)
 {
     T_NEED_STORE(p);
-    engine_config cfg;
-    conf_default(&cfg);
-    cfg.memory_bytes = 2ull << 20;
-    cfg.threads = threads;
-    engine *e = open_cfg(p, &cfg);
+    engine *e = ev_open(p, 0, 2ull << 20, threads);
     enum { ROUNDS = 24, PER = 256, N = ROUNDS * PER };
     static uint32_t count[N];
     memset(count, 0, sizeof(count));
@@ -391,10 +398,7 @@ ENGINE_TEST(ev_expired_met_and_swept)
 ENGINE_TEST(ev_expired_reclaimed_for_room)
 {
     T_NEED_STORE(p);
-    engine_config cfg;
-    conf_default(&cfg);
-    cfg.max_items = 128;
-    engine *e = open_cfg(p, &cfg);
+    engine *e = ev_open(p, 128, 0, 1);
     enum { N = 1200 };
     static uint32_t expired[N], evicted[N];
     memset(expired, 0, sizeof(expired));
@@ -465,10 +469,7 @@ ENGINE_TEST(ev_expired_reclaimed_for_room)
 ENGINE_TEST(ev_overflow_signals_loss)
 {
     T_NEED_STORE(p);
-    engine_config cfg;
-    conf_default(&cfg);
-    cfg.max_items = 64;
-    engine *e = open_cfg(p, &cfg);
+    engine *e = ev_open(p, 64, 0, 1);
     enum { N = 800 };
     tbatch t;
     tb_init(&t, 0);
@@ -533,10 +534,7 @@ ENGINE_TEST(ev_overflow_signals_loss)
 ENGINE_TEST(ev_outbuf_reruns_report_once)
 {
     T_NEED_STORE(p);
-    engine_config cfg;
-    conf_default(&cfg);
-    cfg.memory_bytes = 2ull << 20;
-    engine *e = open_cfg(p, &cfg);
+    engine *e = ev_open(p, 0, 2ull << 20, 1);
     enum { N = 3000, ROUNDS = 6, PER = 64 };
     static uint32_t count[N];
     memset(count, 0, sizeof(count));

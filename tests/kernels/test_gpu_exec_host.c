@@ -161,33 +161,6 @@ Test(gpu_exec_host, events_mirror_merge)
     }
 }
 
-/* A device fault under a batch with a sink: the batch runs again on the
- * fresh cpu store and the sink says events were lost (every key of the
- * failed store is gone). */
-Test(gpu_exec_host, events_failover_marks_lost)
-{
-    engine_config cfg;
-    gk_config(&cfg, 8u << 20, 0);
-    char why[256] = "";
-    gk_hostsim_inject(2);
-    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, &ccht_store_ops, why, sizeof(why));
-    cr_assert_not_null(e, "%s", why);
-    cudis_event recs[4];
-    uint8_t keys[64];
-    cudis_evbuf ev = {.recs = recs, .cap = 4, .keys = keys, .keys_cap = sizeof(keys)};
-    cudis_op op = {.code = CUDIS_OP_SET, .key_len = 1, .val_len = 1};
-    cudis_result res;
-    cudis_batch b = {
-        .ops = &op, .n_ops = 1, .in = (const uint8_t *)"kv", .res = &res, .now_ms = 1, .ev = &ev};
-    cr_assert_eq(engine_execute(e, &b), CUDIS_OK);
-    cr_assert(!cudis_ev_lost(&ev));
-    cr_assert_eq(ev.len, 0);
-    cr_assert_eq(engine_execute(e, &b), CUDIS_OK); /* meets the fault */
-    cr_assert_eq(engine_failovers(e), 1);
-    cr_assert(cudis_ev_lost(&ev), "a failover drops every key: the sink must say so");
-    engine_destroy(e);
-}
-
 Test(gpu_exec_host, evict_model)
 {
     engine_config cfg;
@@ -402,17 +375,25 @@ static uint32_t set_then_get(engine *e, int k0, int g0, int n, int *rc_out)
     return hits;
 }
 
+/* A hostsim engine whose nth batch meets a device fault, failing over to
+ * a fresh cpu store. */
+static engine *open_failing(uint64_t nth)
+{
+    engine_config cfg;
+    gk_config(&cfg, 8u << 20, 0);
+    char why[256] = "";
+    gk_hostsim_inject(nth);
+    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, &ccht_store_ops, why, sizeof(why));
+    cr_assert_not_null(e, "%s", why);
+    return e;
+}
+
 /* Under "auto" semantics a device fault switches to a fresh cpu engine: the
  * batch that met it runs on the cpu, the cache restarts empty, the failure
  * is reported and counted. */
 Test(gpu_exec_host, fault_fails_over_to_a_fresh_cpu_engine)
 {
-    engine_config cfg;
-    gk_config(&cfg, 8u << 20, 0);
-    char why[256] = "";
-    gk_hostsim_inject(5);
-    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, &ccht_store_ops, why, sizeof(why));
-    cr_assert_not_null(e, "%s", why);
+    engine *e = open_failing(5);
     int rc;
     cr_assert_eq(set_then_get(e, 0, 0, 100, &rc), 100);   /* batches 1, 2 */
     cr_assert_eq(set_then_get(e, 100, 0, 100, &rc), 100); /* 3, 4: the old keys are there */
@@ -456,6 +437,28 @@ Test(gpu_exec_host, fault_without_fallback_fails_every_batch)
     cr_assert_eq(engine_failovers(e), 0);
     cr_assert_not_null(engine_failure(e));
     cr_assert_neq(strstr(engine_failure(e), "injected device fault"), NULL);
+    engine_destroy(e);
+}
+
+/* A device fault under a batch with a sink: the batch runs again on the
+ * fresh cpu store and the sink says events were lost (every key of the
+ * failed store is gone). */
+Test(gpu_exec_host, events_failover_marks_lost)
+{
+    engine *e = open_failing(2);
+    cudis_event recs[4];
+    uint8_t keys[64];
+    cudis_evbuf ev = {.recs = recs, .cap = 4, .keys = keys, .keys_cap = sizeof(keys)};
+    cudis_op op = {.code = CUDIS_OP_SET, .key_len = 1, .val_len = 1};
+    cudis_result res;
+    cudis_batch b = {
+        .ops = &op, .n_ops = 1, .in = (const uint8_t *)"kv", .res = &res, .now_ms = 1, .ev = &ev};
+    cr_assert_eq(engine_execute(e, &b), CUDIS_OK);
+    cr_assert(!cudis_ev_lost(&ev));
+    cr_assert_eq(ev.len, 0);
+    cr_assert_eq(engine_execute(e, &b), CUDIS_OK); /* meets the fault */
+    cr_assert_eq(engine_failovers(e), 1);
+    cr_assert(cudis_ev_lost(&ev), "a failover drops every key: the sink must say so");
     engine_destroy(e);
 }
 
