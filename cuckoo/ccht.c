@@ -229,9 +229,7 @@ int ccht_execute(ccht *t, cudis_batch *b)
             x.arg = b->in + op->val_off;
             x.res = &b->res[i];
             ccht_env_place(&x, base, seed, i);
-            if (ccht_op_is_read(op)) {
-                ccht_exec_read(T, &x, &ring[i % CCHT_PIPE], &ty);
-            } else {
+            if (!ccht_op_is_read(op) || !ccht_exec_read(T, &x, &ring[i % CCHT_PIPE], &ty)) {
                 ccht_exec_write(T, &x, &ring[i % CCHT_PIPE], &ty);
             }
         }

@@ -89,18 +89,24 @@ CUDIS_HD static inline void ccht_tally_drop(ccht_tally *ty, const ccht_view *v, 
 
 /* Report the item in chunk off as removed on its own (cudis_op.h) when
  * the batch wants events (ev not NULL). The caller holds its bucket and
- * has not freed the chunk, so the key bytes are still there. */
-CUDIS_HD static inline void ccht_ev_item(cudis_evbuf *ev, uint8_t kind, const ccht_view *v,
-                                         uint64_t off)
+ * has not freed the chunk, so the key bytes are still there. The report
+ * itself is out of line: without a sink the cost is one branch. */
+CUDIS_HD CUDIS_NOINLINE static void ccht_ev_put(cudis_evbuf *ev, uint8_t kind, const ccht_view *v,
+                                                uint64_t off)
 {
-    if (ev == 0) {
-        return;
-    }
     uint32_t h0 = ccht_item_h0(v, off);
     uint32_t klen = h0 & CCHT_ITEM_KLEN_MASK;
     uint8_t *dst = cudis_ev_add(ev, kind, (uint8_t)ccht_item_db(h0), klen);
     if (dst != 0) {
         ccht_bytes_read(dst, ccht_item_key(v, off, h0), klen);
+    }
+}
+
+CUDIS_HD static inline void ccht_ev_item(cudis_evbuf *ev, uint8_t kind, const ccht_view *v,
+                                         uint64_t off)
+{
+    if (ev != 0) {
+        ccht_ev_put(ev, kind, v, off);
     }
 }
 

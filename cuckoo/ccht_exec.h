@@ -172,10 +172,12 @@ CUDIS_HD static inline void ccht_count_lookup(ccht_tally *ty, const cudis_plan *
  * Reads without a lock
  * ---------------------------------------------------------------------- */
 
-CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, const ccht_hkey *hk,
-                                            ccht_tally *ty);
-
-CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, const ccht_hkey *hk,
+/* Run a read op (ccht_op_is_read). Returns false, having done nothing,
+ * when the op must run as a write instead (ccht_exec_write): with an event
+ * sink, an expired item met is reclaimed under the pair lock, so that its
+ * event is reported once. The caller calls ccht_exec_write itself, so that
+ * function keeps one call site (inlined into the batch loop). */
+CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, const ccht_hkey *hk,
                                            ccht_tally *ty)
 {
     const ccht_view *v = &T->v;
@@ -194,10 +196,7 @@ CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, con
                 continue;
             }
             if (!cur.found && x->ev != 0) {
-                /* expired: reclaim it under the lock, so the event is
-                 * reported once (the write path re-checks it there) */
-                ccht_exec_write(T, x, hk, ty);
-                return;
+                return false; /* expired: the write path reclaims and reports it */
             }
         }
         cudis_plan plan;
@@ -230,13 +229,13 @@ CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, con
         }
         if (rc != CUDIS_OK) {
             res->status = rc;
-            return;
+            return true;
         }
         if (outbuf) {
             res->status = CUDIS_E_OUTBUF;
             res->val_len = need;
             res->flags &= ~(uint32_t)CUDIS_R_VALUE;
-            return;
+            return true;
         }
         if (plan.return_old) {
             res->flags |= CUDIS_R_VALUE;
@@ -247,7 +246,7 @@ CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, con
             ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
         }
         ccht_count_lookup(ty, &plan, cur.found);
-        return;
+        return true;
     }
 }
 
@@ -501,9 +500,7 @@ CUDIS_HD static inline void ccht_exec_op(const ccht_table *T, ccht_env *x, ccht_
         return;
     }
     ccht_hkey hk = ccht_hash_key(&T->v, x->op->db, x->key, x->op->key_len);
-    if (ccht_op_is_read(x->op)) {
-        ccht_exec_read(T, x, &hk, ty);
-    } else {
+    if (!ccht_op_is_read(x->op) || !ccht_exec_read(T, x, &hk, ty)) {
         ccht_exec_write(T, x, &hk, ty);
     }
 }
