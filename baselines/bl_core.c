@@ -123,19 +123,39 @@ static void do_remove(bl_cache *c, bl_item *it)
     free(it);
 }
 
+/* Report an item the cache removes on its own (before it is freed). */
+static void report(cudis_evbuf *ev, uint8_t kind, const bl_item *it)
+{
+    if (ev != NULL) {
+        uint8_t *dst = cudis_ev_add(ev, kind, (uint8_t)it->db, it->key_len);
+        if (dst != NULL) {
+            memcpy(dst, item_key(it), it->key_len);
+        }
+    }
+}
+
+/* Reclaim an expired item: counted, reported, removed. */
+static void do_reclaim(bl_cache *c, bl_item *it, cudis_evbuf *ev)
+{
+    c->evict_expired++;
+    report(ev, CUDIS_EV_EXPIRED, it);
+    do_remove(c, it);
+}
+
 /* Evict one victim (not `skip`) for capacity; false when there is none. */
-static bool do_evict_one(bl_cache *c, const bl_item *skip, int64_t now_ms)
+static bool do_evict_one(bl_cache *c, const bl_item *skip, int64_t now_ms, cudis_evbuf *ev)
 {
     bl_item *v = c->pol->victim(c, skip);
     if (v == NULL) {
         return false;
     }
     if (item_expired(v, now_ms)) {
-        c->evict_expired++;
+        do_reclaim(c, v, ev);
     } else {
         c->evict_memory++;
+        report(ev, CUDIS_EV_EVICTED, v);
+        do_remove(c, v);
     }
-    do_remove(c, v);
     return true;
 }
 
@@ -240,8 +260,10 @@ static void set_error(cudis_result *res, int err)
     res->status = err;
 }
 
-/* Make room for a write of `need` bytes replacing `old` (may be NULL). */
-static int do_make_room(bl_cache *c, const bl_item *old, uint64_t need, int64_t now_ms)
+/* Make room for a write of `need` bytes replacing `old` (may be NULL),
+ * reporting the evicted to ev (may be NULL). */
+static int do_make_room(bl_cache *c, const bl_item *old, uint64_t need, int64_t now_ms,
+                        cudis_evbuf *ev)
 {
     uint64_t old_charge = old ? item_charge(c, old->key_len, old->val_len) : 0;
     /* Even with every other item gone, the new one must fit. */
@@ -249,13 +271,13 @@ static int do_make_room(bl_cache *c, const bl_item *old, uint64_t need, int64_t 
         return CUDIS_E_FULL;
     }
     while (c->bytes_used - old_charge + need > c->budget) {
-        if (!do_evict_one(c, old, now_ms)) {
+        if (!do_evict_one(c, old, now_ms, ev)) {
             return CUDIS_E_FULL;
         }
     }
     if (old == NULL && c->max_items != 0) {
         while (c->items >= c->max_items) {
-            if (!do_evict_one(c, NULL, now_ms)) {
+            if (!do_evict_one(c, NULL, now_ms, ev)) {
                 return CUDIS_E_FULL;
             }
         }
@@ -282,8 +304,7 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
     uint64_t h = key_hash(c, op->db, key, op->key_len);
     bl_item *it = do_find(c, op->db, key, op->key_len, h);
     if (it != NULL && item_expired(it, b->now_ms)) {
-        c->evict_expired++;
-        do_remove(c, it);
+        do_reclaim(c, it, b->ev);
         it = NULL;
     }
     cudis_cur cur = {.found = it != NULL};
@@ -321,7 +342,7 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
     switch (plan.action) {
     case CUDIS_ACT_WRITE: {
         uint64_t need = item_charge(c, op->key_len, plan.new_len);
-        rc = do_make_room(c, it, need, b->now_ms);
+        rc = do_make_room(c, it, need, b->now_ms, b->ev);
         bl_item *nit = NULL;
         if (rc == CUDIS_OK) {
             nit = malloc(sizeof(bl_item) + (size_t)op->key_len + plan.new_len);
@@ -537,7 +558,7 @@ uint64_t bl_db_size(void *store, uint8_t db)
     return n;
 }
 
-int bl_sweep(void *store, int64_t now_ms, uint32_t max_work)
+int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
     bl_cache *c = store;
     int n = 0;
@@ -549,8 +570,7 @@ int bl_sweep(void *store, int64_t now_ms, uint32_t max_work)
         while (it != NULL) {
             bl_item *nx = it->hnext;
             if (item_expired(it, now_ms)) {
-                c->evict_expired++;
-                do_remove(c, it);
+                do_reclaim(c, it, ev);
                 n++;
             }
             it = nx;

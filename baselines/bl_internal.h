@@ -93,7 +93,7 @@ int bl_random_key(void *store, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_
                   uint32_t *len);
 int bl_flush(void *store, int db);
 uint64_t bl_db_size(void *store, uint8_t db);
-int bl_sweep(void *store, int64_t now_ms, uint32_t max_work);
+int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 uint64_t bl_sweep_units(void *store); /* hash buckets: one pass of bl_sweep */
 void bl_stats(void *store, cudis_stats *out);
 void bl_reset_stats(void *store);

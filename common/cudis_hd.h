@@ -22,6 +22,15 @@
 #define CUDIS_HD
 #endif
 
+/* Keeps a rarely taken path out of line, so it does not grow a hot loop
+ * it is called from: for a `static` (not inline) function in a header,
+ * which then need not be used by every file that includes it. */
+#ifdef __CUDACC__
+#define CUDIS_NOINLINE __noinline__ __attribute__((unused))
+#else
+#define CUDIS_NOINLINE __attribute__((noinline, unused))
+#endif
+
 #if defined(__CUDA_ARCH__)
 #define CUDIS_DEVICE_CODE 1
 #else

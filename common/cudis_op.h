@@ -39,6 +39,19 @@
  *      freed. Either way no reader ever sees a mix of old and new bytes;
  *   5. if plan.touch (or the op wrote), refresh the key's recency; count a
  *      hit or a miss when plan.lookup is set.
+ *
+ * Events: when batch->ev is not NULL, the store reports there every key it
+ * removes on its own while running the batch (cudis_ev_add): EVICTED for a
+ * key evicted to make room (a full bucket pair, memory, a page move, a
+ * baseline's policy), EXPIRED for a key found expired and reclaimed (an op
+ * meeting its own key expired, whether it then writes the key anew or
+ * not; an expired slot or chunk taken for another key). Keys the ops
+ * remove themselves (DEL, GETDEL, EXPIRE in the past, a SET replacing or
+ * expiring a value) are not events: the op results say so. A key is
+ * reported once per removal; the order of a batch's events means nothing.
+ * An op that returned CUDIS_E_OUTBUF did not change its key, but memory
+ * eviction done for it before the out-buffer check is real and reported
+ * (its rerun reports only what it removes then).
  */
 #ifndef CUDIS_OP_H
 #define CUDIS_OP_H
@@ -116,6 +129,34 @@ typedef struct cudis_result {
     int64_t num;
 } cudis_result;
 
+/* A key a store removed on its own: evicted to make room, or expired and
+ * reclaimed. A record whose key bytes did not fit has kind 0 (lost). */
+enum { CUDIS_EV_EVICTED = 1, CUDIS_EV_EXPIRED = 2 };
+typedef struct cudis_event {
+    uint8_t kind; /* CUDIS_EV_*, 0: lost (its key bytes did not fit) */
+    uint8_t db;   /* the key's database */
+    uint16_t reserved;
+    uint32_t key_len;
+    uint64_t key_off; /* key bytes at evbuf->keys + key_off */
+} cudis_event;
+
+/* Where a store reports events: the caller owns it and its arrays, zeroes
+ * len and keys_len (or leaves what earlier calls reported: stores append),
+ * and reads it after the call. Stores reserve records and key bytes
+ * atomically (cudis_ev_add), so the threads of one batch share one sink.
+ * An event whose record or key bytes do not fit is lost, but its
+ * reservation still counts: len > cap or keys_len > keys_cap afterwards
+ * (cudis_ev_lost) means events were lost, and len / keys_len are what all
+ * of them needed. Nothing is written past cap or keys_cap. */
+typedef struct cudis_evbuf {
+    cudis_event *recs;
+    uint32_t cap;
+    uint32_t len; /* records reserved (atomically); may end above cap: the rest were lost */
+    uint8_t *keys;
+    uint64_t keys_cap;
+    uint64_t keys_len; /* bytes reserved (atomically); likewise */
+} cudis_evbuf;
+
 typedef struct cudis_batch {
     const cudis_op *ops;
     uint32_t n_ops;
@@ -127,12 +168,47 @@ typedef struct cudis_batch {
                           * Start at 0. May end above out_cap when some ops
                           * returned CUDIS_E_OUTBUF. */
     int64_t now_ms;      /* the clock every op of the batch uses for expiry */
+    cudis_evbuf *ev;     /* keys the store removes on its own (see the top);
+                          * NULL: the caller wants no events */
 } cudis_batch;
 
 /* Called by scan for each live key (with its database). Return non-zero to
  * stop early. */
 typedef int (*cudis_scan_fn)(void *arg, uint8_t db, const uint8_t *key, uint32_t key_len,
                              int64_t expire_ms);
+
+/* ------------------------------------------------------------------------
+ * Events
+ * ---------------------------------------------------------------------- */
+
+/* Reserve one event of `kind` for a key of key_len bytes in database db
+ * and write its record. Returns where the caller copies the key bytes, or
+ * NULL when there is nothing to copy: the event is lost (its record or its
+ * bytes do not fit; a record that fits without its bytes is written with
+ * kind 0), or the key is empty. Any thread, host or device. */
+CUDIS_HD static inline uint8_t *cudis_ev_add(cudis_evbuf *ev, uint8_t kind, uint8_t db,
+                                             uint32_t key_len)
+{
+    uint32_t r = cudis_fetch_add_u32(&ev->len, 1);
+    uint64_t k = cudis_fetch_add_u64(&ev->keys_len, key_len);
+    if (r >= ev->cap) {
+        return 0;
+    }
+    bool fits = k <= ev->keys_cap && key_len <= ev->keys_cap - k;
+    cudis_event *e = &ev->recs[r];
+    e->kind = fits ? kind : 0;
+    e->db = db;
+    e->reserved = 0;
+    e->key_len = fits ? key_len : 0;
+    e->key_off = fits ? k : 0;
+    return fits ? ev->keys + k : 0;
+}
+
+/* Whether events were lost (the caller then assumes any key may be gone). */
+CUDIS_HD static inline bool cudis_ev_lost(const cudis_evbuf *ev)
+{
+    return ev->len > ev->cap || ev->keys_len > ev->keys_cap;
+}
 
 /* ------------------------------------------------------------------------
  * Plans: what an op does to one key

@@ -194,6 +194,7 @@ int ccht_execute(ccht *t, cudis_batch *b)
     x.out_cap = b->out ? b->out_cap : 0;
     x.out_len = &b->out_len;
     x.now_ms = b->now_ms;
+    x.ev = b->ev;
     ccht_hkey ring[CCHT_PIPE];
     int8_t err[CCHT_PIPE];
     /* Software pipeline: hash and prefetch the buckets CCHT_PIPE - 1 ops
@@ -228,9 +229,7 @@ int ccht_execute(ccht *t, cudis_batch *b)
             x.arg = b->in + op->val_off;
             x.res = &b->res[i];
             ccht_env_place(&x, base, seed, i);
-            if (ccht_op_is_read(op)) {
-                ccht_exec_read(T, &x, &ring[i % CCHT_PIPE], &ty);
-            } else {
+            if (!ccht_op_is_read(op) || !ccht_exec_read(T, &x, &ring[i % CCHT_PIPE], &ty)) {
                 ccht_exec_write(T, &x, &ring[i % CCHT_PIPE], &ty);
             }
         }
@@ -527,7 +526,7 @@ uint64_t ccht_sweep_units(const ccht *t)
     return t->T.v.n_buckets;
 }
 
-int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work)
+int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
     const ccht_table *T = &t->T;
     ccht_tally ty;
@@ -537,7 +536,7 @@ int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work)
     int reclaimed = 0;
     for (uint32_t k = 0; k < max_work && k < n; k++) {
         uint64_t b = __atomic_fetch_add(&t->sweep_cursor, 1, __ATOMIC_RELAXED) % n;
-        reclaimed += (int)ccht_sweep_bucket(T, b, now_ms, shard + k, &ty);
+        reclaimed += (int)ccht_sweep_bucket(T, b, now_ms, shard + k, &ty, ev);
     }
     ccht_tally_flush(T, &ty);
     return reclaimed;

@@ -52,7 +52,8 @@ ccht *ccht_create(const ccht_options *o, char *why, size_t why_len);
 void ccht_destroy(ccht *t);
 
 /* Run a batch (see cudis_op.h): one result per op in batch->res, values
- * packed into batch->out. Returns CUDIS_OK (per-op errors are in
+ * packed into batch->out, keys evicted or expired on the table's own into
+ * batch->ev when set. Returns CUDIS_OK (per-op errors are in
  * res[i].status). Ops of one batch are run in order on the calling thread. */
 int ccht_execute(ccht *t, cudis_batch *batch);
 
@@ -109,8 +110,9 @@ int ccht_flush(ccht *t, int db);
 uint64_t ccht_db_size(ccht *t, uint8_t db);
 
 /* Reclaim expired items over about max_work buckets from an internal
- * cursor. Returns how many were reclaimed (counted in evict_expired). */
-int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work);
+ * cursor, reporting each as CUDIS_EV_EXPIRED to ev (NULL: no events).
+ * Returns how many were reclaimed (counted in evict_expired). */
+int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 /* The buckets one pass of ccht_sweep covers (its units of work). */
 uint64_t ccht_sweep_units(const ccht *t);
 

@@ -48,6 +48,7 @@
 #include "ccht_bucket.h"
 #include "ccht_layout.h"
 #include "cudis_hd.h"
+#include "cudis_op.h"
 
 #define CCHT_SAMPLE 8                   /* memory-eviction candidates per choice */
 #define CCHT_SAMPLE_PROBES 32           /* random chunk positions tried to find them */
@@ -84,6 +85,29 @@ CUDIS_HD static inline void ccht_tally_drop(ccht_tally *ty, const ccht_view *v, 
     ty->c[CCHT_C_KEY_BYTES] -= (int64_t)(h0 & CCHT_ITEM_KLEN_MASK);
     ty->c[CCHT_C_VAL_BYTES] -= (int64_t)ccht_item_vlen(v, off);
     ccht_db_count(v, ccht_item_db(h0), -1);
+}
+
+/* Report the item in chunk off as removed on its own (cudis_op.h) when
+ * the batch wants events (ev not NULL). The caller holds its bucket and
+ * has not freed the chunk, so the key bytes are still there. The report
+ * itself is out of line: without a sink the cost is one branch. */
+CUDIS_HD CUDIS_NOINLINE static void ccht_ev_put(cudis_evbuf *ev, uint8_t kind, const ccht_view *v,
+                                                uint64_t off)
+{
+    uint32_t h0 = ccht_item_h0(v, off);
+    uint32_t klen = h0 & CCHT_ITEM_KLEN_MASK;
+    uint8_t *dst = cudis_ev_add(ev, kind, (uint8_t)ccht_item_db(h0), klen);
+    if (dst != 0) {
+        ccht_bytes_read(dst, ccht_item_key(v, off, h0), klen);
+    }
+}
+
+CUDIS_HD static inline void ccht_ev_item(cudis_evbuf *ev, uint8_t kind, const ccht_view *v,
+                                         uint64_t off)
+{
+    if (ev != 0) {
+        ccht_ev_put(ev, kind, v, off);
+    }
 }
 
 /* xorshift64 for victim sampling; *s must be non-zero. */
@@ -483,11 +507,11 @@ CUDIS_HD static inline bool ccht_chunk_age(const ccht_view *v, uint64_t off, uin
 }
 
 /* Take the item in chunk off out of the index if a slot still refers to it
- * (locks the pair; the caller holds no bucket lock), counting a memory
- * eviction or an expired reclaim. On true the chunk is the caller's (h0
- * still LIVE). */
+ * (locks the pair; the caller holds no bucket lock), counting and
+ * reporting (ev, may be NULL) a memory eviction or an expired reclaim. On
+ * true the chunk is the caller's (h0 still LIVE). */
 CUDIS_HD static inline bool ccht_unlink_chunk(const ccht_view *v, uint64_t off, int64_t now_ms,
-                                              ccht_tally *ty)
+                                              ccht_tally *ty, cudis_evbuf *ev)
 {
     ccht_hkey hk;
     if (!ccht_chunk_hkey(v, off, &hk)) {
@@ -497,8 +521,9 @@ CUDIS_HD static inline bool ccht_unlink_chunk(const ccht_view *v, uint64_t off, 
     ccht_loc loc;
     bool found = ccht_find_ref(v, &hk, off, &loc);
     if (found) {
-        ty->c[ccht_slot_expired(v, loc.word, now_ms) ? CCHT_C_EVICT_EXPIRED
-                                                     : CCHT_C_EVICT_MEMORY] += 1;
+        bool expired = ccht_slot_expired(v, loc.word, now_ms);
+        ty->c[expired ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_MEMORY] += 1;
+        ccht_ev_item(ev, expired ? CUDIS_EV_EXPIRED : CUDIS_EV_EVICTED, v, off);
         ccht_tally_drop(ty, v, off);
         cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
     }
@@ -513,6 +538,7 @@ typedef struct ccht_mem_ctx {
     uint32_t shard;
     uint64_t *rng;
     ccht_tally *ty;
+    cudis_evbuf *ev; /* the batch's event sink (NULL: none) */
 } ccht_mem_ctx;
 
 /* ------------------------------------------------------------------------
@@ -550,7 +576,7 @@ CUDIS_HD static inline bool ccht_evict_in_class(const ccht_table *T, uint32_t cl
         }
     }
     *age = best_age;
-    if (seen == 0 || !ccht_unlink_chunk(&T->v, best, m->now_ms, m->ty)) {
+    if (seen == 0 || !ccht_unlink_chunk(&T->v, best, m->now_ms, m->ty, m->ev)) {
         return false;
     }
     uint32_t p = ccht_page_of(a, best);
@@ -634,7 +660,7 @@ CUDIS_HD static inline bool ccht_drain_page(const ccht_table *T, uint32_t p, uin
             if ((h0 & (CCHT_ITEM_LIVE | CCHT_ITEM_RESV)) == 0) {
                 break;
             }
-            if ((h0 & CCHT_ITEM_LIVE) && ccht_unlink_chunk(&T->v, c, m->now_ms, m->ty)) {
+            if ((h0 & CCHT_ITEM_LIVE) && ccht_unlink_chunk(&T->v, c, m->now_ms, m->ty, m->ev)) {
                 cudis_store_rel_u32(ccht_chunk_h0(a, c), 0);
                 break;
             }
@@ -682,7 +708,7 @@ CUDIS_HD static inline bool ccht_claim_page(const ccht_table *T, uint32_t p, cch
             uint64_t off = ccht_page_off(a, h);
             if (cudis_load_relaxed_u32(&a->page_class[h]) == CCHT_PG_LARGE &&
                 (cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE) &&
-                ccht_unlink_chunk(&T->v, off, m->now_ms, m->ty)) {
+                ccht_unlink_chunk(&T->v, off, m->now_ms, m->ty, m->ev)) {
                 ccht_arena_free(a, off, m->shard);
                 continue; /* p is free now */
             }
@@ -758,7 +784,7 @@ CUDIS_HD static inline bool ccht_move_page(const ccht_table *T, uint32_t cls, ui
         if (d == CCHT_PG_LARGE) {
             uint64_t off = ccht_page_off(a, victim);
             if ((cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE) &&
-                ccht_unlink_chunk(&T->v, off, m->now_ms, m->ty)) {
+                ccht_unlink_chunk(&T->v, off, m->now_ms, m->ty, m->ev)) {
                 ccht_arena_free(a, off, m->shard);
                 moved = true;
             }

@@ -67,6 +67,7 @@ typedef struct ccht_env {
     uint64_t seed;  /* the batch's randomness (ccht_batch_seed) */
     uint64_t index; /* the op's index in its batch */
     uint64_t rng;   /* victim sampling state: 0 until the slow path first needs it */
+    cudis_evbuf *ev; /* the batch's event sink (cudis_op.h); NULL: none */
 } ccht_env;
 
 /* The randomness of a batch that moves the clock from c0 to c1 (both
@@ -171,7 +172,12 @@ CUDIS_HD static inline void ccht_count_lookup(ccht_tally *ty, const cudis_plan *
  * Reads without a lock
  * ---------------------------------------------------------------------- */
 
-CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, const ccht_hkey *hk,
+/* Run a read op (ccht_op_is_read). Returns false, having done nothing,
+ * when the op must run as a write instead (ccht_exec_write): with an event
+ * sink, an expired item met is reclaimed under the pair lock, so that its
+ * event is reported once. The caller calls ccht_exec_write itself, so that
+ * function keeps one call site (inlined into the batch loop). */
+CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, const ccht_hkey *hk,
                                            ccht_tally *ty)
 {
     const ccht_view *v = &T->v;
@@ -185,9 +191,13 @@ CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, con
         ccht_loc loc = {0, 0, 0};
         uint32_t h0 = 0;
         cudis_cur cur = {false, 0, 0, 0};
-        if (ccht_probe(v, hk, x->op->db, x->key, x->op->key_len, false, &loc, &h0) &&
-            !ccht_cur_from(v, ccht_slot_off(loc.word), h0, x->now_ms, &cur)) {
-            continue;
+        if (ccht_probe(v, hk, x->op->db, x->key, x->op->key_len, false, &loc, &h0)) {
+            if (!ccht_cur_from(v, ccht_slot_off(loc.word), h0, x->now_ms, &cur)) {
+                continue;
+            }
+            if (!cur.found && x->ev != 0) {
+                return false; /* expired: the write path reclaims and reports it */
+            }
         }
         cudis_plan plan;
         int rc = cudis_plan_op(x->op, x->arg, &cur, x->now_ms, T->max_val_len, &plan, res);
@@ -219,13 +229,13 @@ CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, con
         }
         if (rc != CUDIS_OK) {
             res->status = rc;
-            return;
+            return true;
         }
         if (outbuf) {
             res->status = CUDIS_E_OUTBUF;
             res->val_len = need;
             res->flags &= ~(uint32_t)CUDIS_R_VALUE;
-            return;
+            return true;
         }
         if (plan.return_old) {
             res->flags |= CUDIS_R_VALUE;
@@ -236,7 +246,7 @@ CUDIS_HD static inline void ccht_exec_read(const ccht_table *T, ccht_env *x, con
             ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
         }
         ccht_count_lookup(ty, &plan, cur.found);
-        return;
+        return true;
     }
 }
 
@@ -369,7 +379,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     if (spare != CCHT_NO_CHUNK) {
                         ccht_arena_free(a, spare, x->shard);
                     }
-                    ccht_mem_ctx m = {x->now_ms, x->stamp, x->shard, ccht_env_rng(x), ty};
+                    ccht_mem_ctx m = {x->now_ms, x->stamp, x->shard, ccht_env_rng(x), ty, x->ev};
                     spare = round < CCHT_WRITE_ROUNDS ? ccht_arena_alloc_slow(T, cls, &m)
                                                       : CCHT_NO_CHUNK;
                     if (spare == CCHT_NO_CHUNK) {
@@ -421,13 +431,16 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
             }
             if (victim != CCHT_VICTIM_EMPTY) {
                 /* the victim leaves before its chunk may be overwritten */
-                ty->c[victim == CCHT_VICTIM_EXPIRED ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_BUCKET] +=
-                    1;
+                bool vexp = victim == CCHT_VICTIM_EXPIRED;
+                ty->c[vexp ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_BUCKET] += 1;
+                ccht_ev_item(x->ev, vexp ? CUDIS_EV_EXPIRED : CUDIS_EV_EVICTED, v,
+                             ccht_slot_off(dst.word));
                 ccht_tally_drop(ty, v, ccht_slot_off(dst.word));
             }
             if (f) {
                 if (expired) {
                     ty->c[CCHT_C_EVICT_EXPIRED] += 1;
+                    ccht_ev_item(x->ev, CUDIS_EV_EXPIRED, v, old_off);
                 }
                 ccht_tally_drop(ty, v, old_off);
             }
@@ -460,6 +473,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
             if (expired) {
                 /* reclaim the expired item found */
                 ty->c[CCHT_C_EVICT_EXPIRED] += 1;
+                ccht_ev_item(x->ev, CUDIS_EV_EXPIRED, v, old_off);
                 ccht_tally_drop(ty, v, old_off);
                 cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
                 ccht_arena_free(a, old_off, x->shard);
@@ -486,9 +500,7 @@ CUDIS_HD static inline void ccht_exec_op(const ccht_table *T, ccht_env *x, ccht_
         return;
     }
     ccht_hkey hk = ccht_hash_key(&T->v, x->op->db, x->key, x->op->key_len);
-    if (ccht_op_is_read(x->op)) {
-        ccht_exec_read(T, x, &hk, ty);
-    } else {
+    if (!ccht_op_is_read(x->op) || !ccht_exec_read(T, x, &hk, ty)) {
         ccht_exec_write(T, x, &hk, ty);
     }
 }
@@ -499,9 +511,11 @@ CUDIS_HD static inline void ccht_exec_op(const ccht_table *T, ccht_env *x, ccht_
 
 /* Remove from bucket b (locking it) the items that have expired at now_ms
  * (db < 0: the sweep) or that belong to database db (FLUSHDB); the former
- * count as expired evictions. Returns how many. */
+ * count as expired evictions and are reported to ev (may be NULL).
+ * Returns how many. */
 CUDIS_HD static inline uint32_t ccht_drop_bucket(const ccht_table *T, uint64_t b, int64_t now_ms,
-                                                 int db, uint32_t shard, ccht_tally *ty)
+                                                 int db, uint32_t shard, ccht_tally *ty,
+                                                 cudis_evbuf *ev)
 {
     const ccht_view *v = &T->v;
     bool any = false;
@@ -525,6 +539,7 @@ CUDIS_HD static inline uint32_t ccht_drop_bucket(const ccht_table *T, uint64_t b
         if (drop) {
             if (db < 0) {
                 ty->c[CCHT_C_EVICT_EXPIRED] += 1;
+                ccht_ev_item(ev, CUDIS_EV_EXPIRED, v, off);
             }
             ccht_tally_drop(ty, v, off);
             cudis_store_rel_u64(ccht_bkt_slot(v, b, w), 0);
@@ -536,11 +551,12 @@ CUDIS_HD static inline uint32_t ccht_drop_bucket(const ccht_table *T, uint64_t b
     return n;
 }
 
-/* Reclaim the expired items of bucket b (locks it). Returns how many. */
+/* Reclaim the expired items of bucket b (locks it), reporting them to ev
+ * (may be NULL). Returns how many. */
 CUDIS_HD static inline uint32_t ccht_sweep_bucket(const ccht_table *T, uint64_t b, int64_t now_ms,
-                                                  uint32_t shard, ccht_tally *ty)
+                                                  uint32_t shard, ccht_tally *ty, cudis_evbuf *ev)
 {
-    return ccht_drop_bucket(T, b, now_ms, -1, shard, ty);
+    return ccht_drop_bucket(T, b, now_ms, -1, shard, ty, ev);
 }
 
 /* Remove the items of database db from bucket b (locks it; FLUSHDB).
@@ -548,7 +564,7 @@ CUDIS_HD static inline uint32_t ccht_sweep_bucket(const ccht_table *T, uint64_t 
 CUDIS_HD static inline uint32_t ccht_drop_db_bucket(const ccht_table *T, uint64_t b, uint32_t db,
                                                     uint32_t shard, ccht_tally *ty)
 {
-    return ccht_drop_bucket(T, b, 0, (int)db, shard, ty);
+    return ccht_drop_bucket(T, b, 0, (int)db, shard, ty, 0);
 }
 
 #endif /* CCHT_EXEC_H */

@@ -54,9 +54,9 @@ static uint64_t store_db_size(void *s, uint8_t db)
     return ccht_db_size(s, db);
 }
 
-static int store_sweep(void *s, int64_t now_ms, uint32_t max_work)
+static int store_sweep(void *s, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
-    return ccht_sweep(s, now_ms, max_work);
+    return ccht_sweep(s, now_ms, max_work, ev);
 }
 
 static uint64_t store_sweep_units(void *s)

@@ -367,6 +367,7 @@ int engine_execute(engine *e, cudis_batch *batch)
         if (nb != NULL) {
             batch->out_len = out_len; /* the batch again, on the fresh store */
             rc = backend_execute(nb, batch);
+            ev_mark_lost(batch->ev); /* every key of the dead store is gone */
         }
     }
     return rc;
@@ -416,19 +417,19 @@ uint64_t engine_db_size(engine *e, uint8_t db)
     return st.items;
 }
 
-int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work)
+int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
     engine_backend *b = live_of(e);
     if (b->ops->sweep == NULL) {
         return 0;
     }
-    return b->ops->sweep(b->store, now_ms, max_work);
+    return b->ops->sweep(b->store, now_ms, max_work, ev);
 }
 
 #define EXPIRE_MIN_SLICE 4096u
 #define EXPIRE_MAX_SLICE 262144u
 
-int engine_expire_tick(engine *e, int64_t now_ms, int hz)
+int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev)
 {
     engine_backend *b = live_of(e);
     if (b->ops->sweep == NULL) {
@@ -454,7 +455,7 @@ int engine_expire_tick(engine *e, int64_t now_ms, int hz)
         e->exp_work = cap;
     }
     uint64_t work = e->exp_work;
-    int n = b->ops->sweep(b->store, now_ms, (uint32_t)work);
+    int n = b->ops->sweep(b->store, now_ms, (uint32_t)work, ev);
     if (n < 0) {
         n = 0;
     }

@@ -60,14 +60,20 @@ uint64_t engine_failovers(engine *e);
 /* Names the registry knows, NULL-terminated (for --help and errors). */
 const char *const *engine_names(void);
 
-/* See engine_store_ops for the meaning of each. */
+/* See engine_store_ops for the meaning of each. engine_execute reports the
+ * keys the store removes on its own to batch->ev (cudis_op.h) when set,
+ * also when worker threads split the batch; after a failover (the cache
+ * restarted empty) the sink says events were lost (cudis_ev_lost), so the
+ * caller assumes every key gone. engine_flush reports nothing. */
 int engine_execute(engine *e, cudis_batch *batch);
 /* After engine_execute (or engine_queue_complete) of a batch whose out
  * buffer came from malloc: the ops that returned CUDIS_E_OUTBUF run again
  * with batch->out grown (realloc) to what they need, so every value is
  * returned; batch->out, out_cap and out_len are updated. *reruns (may be
  * NULL) is how many ops ran again. Returns the engine's rc for the reruns;
- * on failure those ops carry it as their status. */
+ * on failure those ops carry it as their status. The reruns report their
+ * events to batch->ev after the first run's (an op that returned
+ * CUDIS_E_OUTBUF changed nothing, so no removal is reported twice). */
 int engine_rerun_outbuf(engine *e, cudis_batch *batch, uint32_t *reruns);
 
 /*
@@ -108,15 +114,18 @@ int engine_random_key(engine *e, uint8_t db, int64_t now_ms, uint8_t *buf, uint3
                       uint32_t *len);
 int engine_flush(engine *e, int db);
 uint64_t engine_db_size(engine *e, uint8_t db);
-int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work);
+/* Reclaim expired items (about max_work units of work), each reported as
+ * CUDIS_EV_EXPIRED to ev (NULL: no events). Returns the number reclaimed. */
+int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 /* Active expiry for a caller that runs it `hz` times a second (as Redis's
  * active expire cycle): each tick sweeps a slice of the store, a small one
  * while nothing expires, slices of a whole pass per second once expired
  * items turn up, shrinking again only after a whole pass found nothing (so
  * a few expired keys scattered over a big store are all found within that
  * pass). Returns the number reclaimed. One caller at a time, and not
- * concurrent with batches (the pacing state lives in the engine). */
-int engine_expire_tick(engine *e, int64_t now_ms, int hz);
+ * concurrent with batches (the pacing state lives in the engine). The keys
+ * reclaimed are reported to ev as engine_sweep does. */
+int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev);
 void engine_stats(engine *e, cudis_stats *out);
 void engine_reset_stats(engine *e);
 size_t engine_info(engine *e, char *buf, size_t cap);

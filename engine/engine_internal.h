@@ -42,6 +42,15 @@ int outbuf_rerun(outbuf_exec_fn exec, void *ctx, cudis_batch *b, uint64_t used, 
 /* The end of the last value a batch's results place in its out buffer. */
 uint64_t outbuf_used(const cudis_batch *b);
 
+/* Make a batch's event sink say events were lost: a failover dropped
+ * every key of the store that failed. */
+static inline void ev_mark_lost(cudis_evbuf *ev)
+{
+    if (ev != NULL && ev->len <= ev->cap) {
+        ev->len = ev->cap + 1;
+    }
+}
+
 /* One store and how batches reach it. */
 typedef struct engine_backend {
     const engine_store_ops *ops;

@@ -70,7 +70,8 @@ int outbuf_rerun(outbuf_exec_fn exec, void *ctx, cudis_batch *b, uint64_t used, 
                            .out = room ? b->out + used : NULL,
                            .out_cap = room,
                            .out_len = 0,
-                           .now_ms = b->now_ms};
+                           .now_ms = b->now_ms,
+                           .ev = b->ev};
         rc = exec(ctx, &sub);
         for (uint32_t j = 0; j < n; j++) {
             cudis_result *r = &b->res[map[j]];

@@ -55,6 +55,7 @@ static int run_entry(engine_queue *q, qentry *x)
         /* the device died under this batch: engine_execute fails over and
          * runs it again (from the same place in its out buffer) */
         x->batch->out_len = x->out_len0;
+        ev_mark_lost(x->batch->ev); /* even when another call failed over first */
     }
     return engine_execute(q->e, x->batch);
 }

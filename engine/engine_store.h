@@ -49,7 +49,8 @@ typedef struct engine_store_ops {
     void *(*create)(const engine_config *cfg, char *why, size_t why_len);
     void (*destroy)(void *store);
 
-    /* Run a batch (see cudis_op.h). Returns CUDIS_OK when every op has a
+    /* Run a batch (see cudis_op.h), reporting the keys it removes on its
+     * own to batch->ev when that is set. Returns CUDIS_OK when every op has a
      * result (per-op errors are in res[i].status), or a negative code when
      * the batch as a whole failed. CUDIS_E_DEVFAIL means the store is dead
      * (a device fault or a hung kernel: the batch's effect is unknown) and
@@ -76,9 +77,10 @@ typedef struct engine_store_ops {
      * reclaimed count). The items of every database add up to stats'. */
     uint64_t (*db_size)(void *store, uint8_t db);
 
-    /* Reclaim expired items, doing at most about max_work units of work.
-     * Returns the number reclaimed. May be NULL. */
-    int (*sweep)(void *store, int64_t now_ms, uint32_t max_work);
+    /* Reclaim expired items, doing at most about max_work units of work,
+     * reporting each as CUDIS_EV_EXPIRED to ev (NULL: no events; see
+     * cudis_evbuf). Returns the number reclaimed. May be NULL. */
+    int (*sweep)(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
     /* The units of sweep work one pass over the whole store takes. NULL:
      * the store's capacity. */
     uint64_t (*sweep_units)(void *store);

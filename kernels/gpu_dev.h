@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ccht_exec.h"
 #include "ccht_layout.h"
@@ -44,6 +45,7 @@ typedef struct gpu_batch_args {
     uint32_t n_ops;
     uint32_t pad_;
     int64_t now_ms;
+    cudis_evbuf *ev; /* the device mirror of the batch's event sink (NULL: none) */
     gpu_launch l;
 } gpu_batch_args;
 
@@ -110,6 +112,7 @@ CUDIS_HD static inline void gpu_env_init(ccht_env *x, const gpu_launch *l, uint6
 {
     x->truncate = false;
     x->now_ms = now_ms;
+    x->ev = 0;
     ccht_env_place(x, l->stamp_base, l->seed, i);
 }
 
@@ -140,7 +143,78 @@ CUDIS_HD static inline void gpu_batch_op(const ccht_table *T, const gpu_batch_ar
     x.out = a->out;
     x.out_cap = a->out != 0 ? a->out_cap : 0;
     x.out_len = a->out_len;
+    x.ev = a->ev;
     ccht_exec_op(T, &x, ty);
+}
+
+/* ------------------------------------------------------------------------
+ * Events of a launch. The kernels report into a mirror of the caller's
+ * sink (cudis_evbuf, cudis_op.h) in device memory, sized with the room the
+ * caller's sink has left; after the launch its records and key bytes come
+ * back and are appended to the caller's. Host code, used by the engine
+ * and by the host simulation alike.
+ * ---------------------------------------------------------------------- */
+
+/* The mirror of host sink h: room for what h has left, empty, its records
+ * then its key bytes at `area` (memory of the side the kernels run on, of
+ * gpu_ev_area_bytes(m) bytes; NULL: only size it). */
+static inline void gpu_ev_mirror(const cudis_evbuf *h, cudis_evbuf *m, uint8_t *area)
+{
+    m->cap = h->len < h->cap ? h->cap - h->len : 0;
+    m->len = 0;
+    m->keys_cap = h->keys_len < h->keys_cap ? h->keys_cap - h->keys_len : 0;
+    m->keys_len = 0;
+    m->recs = (cudis_event *)area;
+    m->keys = area != 0 ? area + (uint64_t)m->cap * sizeof(cudis_event) : 0;
+}
+
+/* Bytes of a mirror's area (records, then key bytes). */
+static inline uint64_t gpu_ev_area_bytes(const cudis_evbuf *m)
+{
+    return (uint64_t)m->cap * sizeof(cudis_event) + m->keys_cap;
+}
+
+/* Records and key bytes a finished mirror holds (what comes back: the
+ * records from the start of its area, the bytes from m->keys on). */
+static inline uint32_t gpu_ev_used_recs(const cudis_evbuf *m)
+{
+    return m->len < m->cap ? m->len : m->cap;
+}
+
+static inline uint64_t gpu_ev_used_keys(const cudis_evbuf *m)
+{
+    return m->keys_len < m->keys_cap ? m->keys_len : m->keys_cap;
+}
+
+/* Append what finished mirror m reported to host sink h: recs and keys
+ * are host copies of its used records and key bytes. Reserves in h as the
+ * stores do, so what no longer fits (another user of h took the room
+ * meanwhile) is lost and counted, never written past h's caps. */
+static inline void gpu_ev_merge(cudis_evbuf *h, const cudis_evbuf *m, const cudis_event *recs,
+                                const uint8_t *keys)
+{
+    uint32_t r0 = cudis_fetch_add_u32(&h->len, m->len);
+    uint64_t k0 = cudis_fetch_add_u64(&h->keys_len, m->keys_len);
+    uint32_t n = gpu_ev_used_recs(m);
+    for (uint32_t i = 0; i < n && (uint64_t)r0 + i < h->cap; i++) {
+        cudis_event e = recs[i];
+        if (e.kind != 0 && k0 + e.key_off + e.key_len > h->keys_cap) {
+            e.kind = 0; /* its bytes no longer fit */
+            e.key_len = 0;
+            e.key_off = 0;
+        } else if (e.kind != 0) {
+            e.key_off += k0;
+        }
+        h->recs[r0 + i] = e;
+    }
+    uint64_t kn = gpu_ev_used_keys(m);
+    uint64_t room = k0 < h->keys_cap ? h->keys_cap - k0 : 0;
+    if (kn > room) {
+        kn = room;
+    }
+    if (kn > 0) {
+        memcpy(h->keys + k0, keys, kn);
+    }
 }
 
 /* Key i of a fixed-width call (the body of k_get_fixed and k_set_fixed):

@@ -601,13 +601,16 @@ int gpu_engine_sync(gpu_engine *g)
  * ---------------------------------------------------------------------- */
 
 #define GPU_HDR_BYTES 128
+#define GPU_HDR_EV 64 /* where in hdr (and in the sweep's scratch) the sink's mirror sits */
 
-/* Staging layout of one batch: [ops | in | hdr | res | out]. */
+_Static_assert(GPU_HDR_EV + sizeof(cudis_evbuf) <= GPU_HDR_BYTES, "the mirror fits the header");
+
+/* Staging layout of one batch: [ops | in | hdr | res | out | ev]. */
 typedef struct stage_layout {
-    size_t ops, in, hdr, res, out, total;
+    size_t ops, in, hdr, res, out, ev, total;
 } stage_layout;
 
-static stage_layout stage_plan(uint32_t n, uint64_t in_len, uint64_t out_cap)
+static stage_layout stage_plan(uint32_t n, uint64_t in_len, uint64_t out_cap, uint64_t ev_bytes)
 {
     stage_layout l;
     l.ops = 0;
@@ -615,8 +618,33 @@ static stage_layout stage_plan(uint32_t n, uint64_t in_len, uint64_t out_cap)
     l.hdr = align_up(l.in + in_len, 128);
     l.res = l.hdr + GPU_HDR_BYTES;
     l.out = align_up(l.res + (uint64_t)n * sizeof(cudis_result), 128);
-    l.total = l.out + out_cap;
+    l.ev = align_up(l.out + out_cap, 16);
+    l.total = l.ev + ev_bytes;
     return l;
+}
+
+/* Copy the used part of a finished device mirror m (its area at offset
+ * `area` of d, the same offset of h) to h. Enqueued on s; does not wait. */
+static int ev_fetch(gpu_engine *g, const cudis_evbuf *m, uint8_t *h, const uint8_t *d, size_t area,
+                    cudaStream_t s)
+{
+    uint64_t nr = (uint64_t)gpu_ev_used_recs(m) * sizeof(cudis_event), nk = gpu_ev_used_keys(m);
+    uint64_t koff = area + (uint64_t)m->cap * sizeof(cudis_event);
+    int rc = 0;
+    if (nr > 0) {
+        rc = OP_CK(g, cudaMemcpyAsync(h + area, d + area, nr, cudaMemcpyDeviceToHost, s));
+    }
+    if (rc == 0 && nk > 0) {
+        rc = OP_CK(g, cudaMemcpyAsync(h + koff, d + koff, nk, cudaMemcpyDeviceToHost, s));
+    }
+    return rc;
+}
+
+/* After ev_fetch completed: append the mirror's events to the host sink. */
+static void ev_finish(const cudis_evbuf *m, cudis_evbuf *hev, const uint8_t *h, size_t area)
+{
+    gpu_ev_merge(hev, m, (const cudis_event *)(h + area),
+                 h + area + (uint64_t)m->cap * sizeof(cudis_event));
 }
 
 /* A free staging slot; with wait = false, NULL when all are in flight. */
@@ -686,7 +714,13 @@ static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out
         return CUDIS_E_INVAL;
     }
     uint64_t out_cap = b->out != NULL ? b->out_cap : 0;
-    stage_layout l = stage_plan(b->n_ops, in_len, out_cap);
+    cudis_evbuf mirror;
+    uint64_t ev_bytes = 0;
+    if (b->ev != NULL) {
+        gpu_ev_mirror(b->ev, &mirror, NULL);
+        ev_bytes = gpu_ev_area_bytes(&mirror);
+    }
+    stage_layout l = stage_plan(b->n_ops, in_len, out_cap, ev_bytes);
 
     gpu_slot *s = slot_acquire(g, wait);
     if (s == NULL) {
@@ -701,6 +735,7 @@ static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out
     s->lay_hdr = l.hdr;
     s->lay_res = l.res;
     s->lay_out = l.out;
+    s->lay_ev = l.ev;
     s->out_cap = out_cap;
     if (b->n_ops == 0) {
         s->rc = 0;
@@ -712,6 +747,10 @@ static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out
         memcpy(s->h_buf + l.in, b->in, in_len);
     }
     memset(s->h_buf + l.hdr, 0, GPU_HDR_BYTES);
+    if (b->ev != NULL) {
+        gpu_ev_mirror(b->ev, &mirror, s->d_buf + l.ev); /* copied in with the header */
+        memcpy(s->h_buf + l.hdr + GPU_HDR_EV, &mirror, sizeof(mirror));
+    }
 
     gpu_batch_args a;
     memset(&a, 0, sizeof(a));
@@ -724,6 +763,7 @@ static int batch_submit(gpu_engine *g, cudis_batch *b, bool wait, gpu_slot **out
     a.out_len = (uint64_t *)(s->d_buf + l.hdr);
     a.n_ops = b->n_ops;
     a.now_ms = b->now_ms;
+    a.ev = b->ev != NULL ? (cudis_evbuf *)(s->d_buf + l.hdr + GPU_HDR_EV) : NULL;
 
     pthread_mutex_lock(&g->enq_lock);
     rc = OP_CK(g, cudaMemcpyAsync(s->d_buf, s->h_buf, l.res, cudaMemcpyHostToDevice, s->stream));
@@ -766,18 +806,27 @@ static int batch_complete(gpu_engine *g, gpu_slot *s)
         rc = wait_stream(g, s->stream, s->ev_done);
     }
     uint64_t out_len = 0;
+    cudis_evbuf mirror;
     if (rc == 0) {
         memcpy(&out_len, s->h_buf + s->lay_hdr, sizeof(out_len));
+        memcpy(&mirror, s->h_buf + s->lay_hdr + GPU_HDR_EV, sizeof(mirror));
         uint64_t n = out_len < s->out_cap ? out_len : s->out_cap;
+        bool more = n > 0 || (b->ev != NULL && mirror.len > 0);
         if (n > 0) {
             rc = OP_CK(g, cudaMemcpyAsync(s->h_buf + s->lay_out, s->d_buf + s->lay_out, n,
                                           cudaMemcpyDeviceToHost, s->stream));
-            if (rc == 0) {
-                rc = wait_stream(g, s->stream, s->ev_done);
-            }
-            if (rc == 0) {
-                memcpy(b->out, s->h_buf + s->lay_out, n);
-            }
+        }
+        if (rc == 0 && b->ev != NULL) {
+            rc = ev_fetch(g, &mirror, s->h_buf, s->d_buf, s->lay_ev, s->stream);
+        }
+        if (rc == 0 && more) {
+            rc = wait_stream(g, s->stream, s->ev_done);
+        }
+        if (rc == 0 && n > 0) {
+            memcpy(b->out, s->h_buf + s->lay_out, n);
+        }
+        if (rc == 0 && b->ev != NULL) {
+            ev_finish(&mirror, b->ev, s->h_buf, s->lay_ev);
         }
     }
     float ms = 0;
@@ -1261,7 +1310,9 @@ static int flush_locked(gpu_engine *g, int db)
     return rc == 0 ? wait_stream(g, g->aux, g->ev_aux) : rc;
 }
 
-static int sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work)
+/* The sweep's scratch: [count | .. | mirror of the sink at GPU_HDR_EV |
+ * its area from GPU_HDR_BYTES on]. */
+static int sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
     uint64_t nb = g->t.v.n_buckets;
     uint64_t first = g->sweep_cursor % nb;
@@ -1269,21 +1320,50 @@ static int sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work)
     if (n > nb - first) {
         n = nb - first;
     }
-    int rc = aux_launch_begin(g);
+    cudis_evbuf mirror;
+    cudis_evbuf *d_ev = NULL;
+    int rc = 0;
+    if (ev != NULL) {
+        gpu_ev_mirror(ev, &mirror, NULL);
+        rc = scratch_reserve(g, GPU_HDR_BYTES + gpu_ev_area_bytes(&mirror));
+        if (rc != 0) {
+            return rc;
+        }
+        gpu_ev_mirror(ev, &mirror, g->d_scratch + GPU_HDR_BYTES);
+        memcpy(g->h_scratch + GPU_HDR_EV, &mirror, sizeof(mirror));
+        d_ev = (cudis_evbuf *)(g->d_scratch + GPU_HDR_EV);
+    }
+    rc = aux_launch_begin(g);
     if (rc != 0) {
         return rc;
     }
-    rc = OP_CK(g, cudaMemsetAsync(g->d_scratch, 0, 8, g->aux));
+    if (ev != NULL) { /* the count (zero) and the mirror */
+        memset(g->h_scratch, 0, 8);
+        rc = OP_CK(g, cudaMemcpyAsync(g->d_scratch, g->h_scratch, GPU_HDR_BYTES,
+                                      cudaMemcpyHostToDevice, g->aux));
+    } else {
+        rc = OP_CK(g, cudaMemsetAsync(g->d_scratch, 0, 8, g->aux));
+    }
     if (rc == 0) {
-        rc = op_ck(g, gpu_k_sweep(&g->t, first, n, now_ms, (uint64_t *)g->d_scratch, g->aux));
+        rc = op_ck(g, gpu_k_sweep(&g->t, first, n, now_ms, (uint64_t *)g->d_scratch, d_ev, g->aux));
     }
     rc = aux_launch_end(g, rc);
     if (rc == 0) {
-        rc = OP_CK(g,
-                   cudaMemcpyAsync(g->h_scratch, g->d_scratch, 8, cudaMemcpyDeviceToHost, g->aux));
+        rc = OP_CK(g, cudaMemcpyAsync(g->h_scratch, g->d_scratch, ev != NULL ? GPU_HDR_BYTES : 8,
+                                      cudaMemcpyDeviceToHost, g->aux));
     }
     if (rc == 0) {
         rc = wait_stream(g, g->aux, g->ev_aux);
+    }
+    if (rc == 0 && ev != NULL) {
+        memcpy(&mirror, g->h_scratch + GPU_HDR_EV, sizeof(mirror));
+        rc = ev_fetch(g, &mirror, g->h_scratch, g->d_scratch, GPU_HDR_BYTES, g->aux);
+        if (rc == 0) {
+            rc = wait_stream(g, g->aux, g->ev_aux);
+        }
+        if (rc == 0) {
+            ev_finish(&mirror, ev, g->h_scratch, GPU_HDR_BYTES);
+        }
     }
     if (rc != 0) {
         return rc;
@@ -1342,9 +1422,9 @@ uint64_t gpu_engine_sweep_units(gpu_engine *g)
     return g->t.v.n_buckets;
 }
 
-int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work)
+int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
-    KS_CALL(g, sweep_locked(g, now_ms, max_work));
+    KS_CALL(g, sweep_locked(g, now_ms, max_work, ev));
 }
 
 int gpu_engine_flush(gpu_engine *g, int db)

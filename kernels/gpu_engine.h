@@ -104,7 +104,11 @@ void gpu_engine_inject_fault(int nth_call, int nth_wait);
 /*
  * Run a host batch (cudis_op.h) and wait for its results. Thread-safe; see
  * the pipelining note at the top. Returns CUDIS_OK when every op has a
- * result, or a negative code when the batch as a whole failed.
+ * result, or a negative code when the batch as a whole failed. With
+ * batch->ev set, the kernels report into a mirror of it in device memory
+ * (room for what the sink has left, staged with the batch) whose events
+ * are appended to batch->ev when the batch completes; a failed batch
+ * reports none.
  */
 int gpu_engine_execute(gpu_engine *g, cudis_batch *batch);
 
@@ -176,7 +180,8 @@ int gpu_engine_random_key(gpu_engine *g, uint8_t db, int64_t now_ms, uint8_t *bu
                           uint32_t *len);
 int gpu_engine_flush(gpu_engine *g, int db);
 uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db);
-int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work);
+/* gpu_engine_sweep reports what it reclaims to ev (NULL: no events). */
+int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 uint64_t gpu_engine_sweep_units(gpu_engine *g); /* buckets in one pass */
 void gpu_engine_stats(gpu_engine *g, cudis_stats *out);
 void gpu_engine_reset_stats(gpu_engine *g);

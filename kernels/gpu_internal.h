@@ -71,9 +71,9 @@ int gpu_k_collect(const ccht_table *t, uint64_t first, uint64_t n, int64_t now_m
                   uint64_t cap, uint64_t *d_len, cudaStream_t s);
 
 /* Remove expired items of buckets [first, first + n); adds the count to
- * *d_count. */
+ * *d_count and reports them to the device sink d_ev (NULL: none). */
 int gpu_k_sweep(const ccht_table *t, uint64_t first, uint64_t n, int64_t now_ms, uint64_t *d_count,
-                cudaStream_t s);
+                cudis_evbuf *d_ev, cudaStream_t s);
 
 /* Remove the items of database db from buckets [first, first + n) (FLUSHDB). */
 int gpu_k_flush_db(const ccht_table *t, uint64_t first, uint64_t n, uint32_t db, cudaStream_t s);
@@ -86,7 +86,9 @@ int gpu_k_flush_db(const ccht_table *t, uint64_t first, uint64_t n, uint32_t db,
 #define GPU_RETIRED 64 /* pinned buffers outgrown, freed at destroy */
 
 /* One in-flight host batch: pinned host buffer, device buffer of the same
- * layout [ops | in | hdr | res | out], its stream and events. */
+ * layout [ops | in | hdr | res | out | ev], its stream and events (hdr
+ * holds out_len and, when the batch wants events, the device mirror of
+ * its sink, whose records and key bytes are the ev area). */
 typedef struct gpu_slot {
     cudaStream_t stream;
     cudaEvent_t ev_k0;   /* before the kernel (after waiting for the previous launch) */
@@ -98,7 +100,7 @@ typedef struct gpu_slot {
     bool busy;
     /* the batch in flight (between submit and complete) */
     cudis_batch *batch;
-    size_t lay_hdr, lay_res, lay_out;
+    size_t lay_hdr, lay_res, lay_out, lay_ev;
     uint64_t out_cap;
     int rc; /* result of enqueueing it */
 } gpu_slot;

@@ -121,14 +121,14 @@ __global__ void k_collect(const ccht_table t, uint64_t first, uint64_t n, int64_
 }
 
 __global__ void k_sweep(const ccht_table t, uint64_t first, uint64_t n, int64_t now_ms,
-                        unsigned long long *count)
+                        unsigned long long *count, cudis_evbuf *ev)
 {
     ccht_tally ty;
     ccht_tally_zero(&ty);
     uint32_t got = 0;
     GRID_LOOP(k, n)
     {
-        got += ccht_sweep_bucket(&t, first + k, now_ms, (uint32_t)k, &ty);
+        got += ccht_sweep_bucket(&t, first + k, now_ms, (uint32_t)k, &ty, ev);
     }
     if (got != 0) {
         atomicAdd(count, (unsigned long long)got);
@@ -184,9 +184,10 @@ extern "C" int gpu_k_collect(const ccht_table *t, uint64_t first, uint64_t n, in
 }
 
 extern "C" int gpu_k_sweep(const ccht_table *t, uint64_t first, uint64_t n, int64_t now_ms,
-                           uint64_t *d_count, cudaStream_t s)
+                           uint64_t *d_count, cudis_evbuf *d_ev, cudaStream_t s)
 {
-    k_sweep<<<grid_for(n), GPU_BLOCK, 0, s>>>(*t, first, n, now_ms, (unsigned long long *)d_count);
+    k_sweep<<<grid_for(n), GPU_BLOCK, 0, s>>>(*t, first, n, now_ms, (unsigned long long *)d_count,
+                                              d_ev);
     return GPU_CK(cudaGetLastError());
 }
 

@@ -43,9 +43,9 @@ static uint64_t gs_db_size(void *s, uint8_t db)
     return gpu_engine_db_size((gpu_engine *)s, db);
 }
 
-static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work)
+static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
-    return gpu_engine_sweep((gpu_engine *)s, now_ms, max_work);
+    return gpu_engine_sweep((gpu_engine *)s, now_ms, max_work, ev);
 }
 
 static uint64_t gs_sweep_units(void *s)

@@ -27,6 +27,8 @@ void batch_deinit(batcher *b)
     free(b->ops);
     free(b->res);
     free(b->meta);
+    free(b->evb.recs);
+    free(b->evb.keys);
     free(b->in);
     free(b->out);
     free(b->pends);
@@ -216,7 +218,8 @@ static void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb)
                         .out = b->out,
                         .out_cap = b->out_cap,
                         .out_len = 0,
-                        .now_ms = now_ms};
+                        .now_ms = now_ms,
+                        .ev = keyspace_wants_events() ? keyspace_evbuf(&b->evb) : NULL};
     b->now_ms = now_ms;
 }
 
@@ -421,6 +424,8 @@ void batch_flush(batch_flusher *f, engine *e, int reason)
 
 void batch_reset(batcher *b)
 {
+    b->evb.len = 0;
+    b->evb.keys_len = 0;
     b->nops = 0;
     b->npend = 0;
     b->in_len = 0;

@@ -100,6 +100,7 @@ typedef struct batcher {
     uint64_t who; /* and the client id whose command adds them */
     bool notouch; /* and whether their reads leave recency alone (CLIENT NO-TOUCH) */
     void *owner;  /* the loop whose batches these are */
+    cudis_evbuf evb; /* keys the engine removed on its own (keyspace.c wants them) */
     size_t lit_len, lit_cap;
     uint64_t open_ns; /* when the first op arrived */
     int64_t now_ms;

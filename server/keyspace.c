@@ -116,17 +116,108 @@ static bool is_lookup(const cudis_op *op, uint8_t ev)
            (op->code == CUDIS_OP_GET || op->code == CUDIS_OP_EXISTS || op->code == CUDIS_OP_TTL);
 }
 
+bool keyspace_wants_events(void)
+{
+    int nf = srv.cfg.notify_flags;
+    return tracking_active() ||
+           ((nf & (NOTIFY_EXPIRED | NOTIFY_EVICTED)) && (nf & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)));
+}
+
+#define EV_RECS0 4096u
+#define EV_KEYS0 (256u * 1024)
+#define EV_RECS_MAX (1u << 20)
+#define EV_KEYS_MAX (64ull << 20)
+
+cudis_evbuf *keyspace_evbuf(cudis_evbuf *ev)
+{
+    if (ev->recs == NULL) {
+        ev->cap = EV_RECS0;
+        ev->keys_cap = EV_KEYS0;
+        ev->recs = xmalloc(ev->cap * sizeof(*ev->recs));
+        ev->keys = xmalloc(ev->keys_cap);
+    }
+    return ev;
+}
+
+/* After the events were read: a sink that lost some grows for next time. */
+static void evbuf_done(cudis_evbuf *ev)
+{
+    if (ev->len > ev->cap && ev->cap < EV_RECS_MAX) {
+        ev->cap = ev->len < EV_RECS_MAX ? ev->len : EV_RECS_MAX;
+        free(ev->recs);
+        ev->recs = xmalloc(ev->cap * sizeof(*ev->recs));
+    }
+    if (ev->keys_len > ev->keys_cap && ev->keys_cap < EV_KEYS_MAX) {
+        ev->keys_cap = ev->keys_len < EV_KEYS_MAX ? ev->keys_len : EV_KEYS_MAX;
+        free(ev->keys);
+        ev->keys = xmalloc(ev->keys_cap);
+    }
+    ev->len = 0;
+    ev->keys_len = 0;
+}
+
+static _Atomic uint64_t events_lost; /* sinks that overflowed */
+
+/* What the engine removed by itself, as Redis signals it: each key is
+ * invalidated for tracking and notified "expired" / "evicted". A sink
+ * that lost events invalidates every tracked key instead (a flush
+ * message), as nothing tells which keys went. */
+static void engine_events(loop *from, cudis_evbuf *ev)
+{
+    bool lost = cudis_ev_lost(ev);
+    uint32_t n = ev->len < ev->cap ? ev->len : ev->cap;
+    bool trk = tracking_active();
+    for (uint32_t i = 0; i < n; i++) {
+        const cudis_event *e = &ev->recs[i];
+        if (e->kind == 0) {
+            lost = true;
+            continue;
+        }
+        const char *key = (const char *)ev->keys + e->key_off;
+        if (trk) {
+            tracking_invalidate(from, key, e->key_len, 0);
+        }
+        if (e->kind == CUDIS_EV_EXPIRED) {
+            keyspace_notify(from, NOTIFY_EXPIRED, "expired", e->db, key, e->key_len);
+        } else {
+            keyspace_notify(from, NOTIFY_EVICTED, "evicted", e->db, key, e->key_len);
+        }
+    }
+    if (lost) {
+        if (atomic_fetch_add(&events_lost, 1) == 0) {
+            log_msg(LL_WARNING, "More keys left the engine in one batch than its event buffer "
+                                "holds: tracking clients were told to drop everything; the "
+                                "buffer grows (shown once)");
+        }
+        if (trk) {
+            tracking_flush_all(from);
+        }
+    }
+    evbuf_done(ev);
+}
+
+void keyspace_engine_events(loop *from, cudis_evbuf *ev)
+{
+    engine_events(from, ev);
+    if (tracking_active()) {
+        tracking_flush_bcast(from);
+    }
+}
+
 void keyspace_batch_done(batcher *b, const cudis_batch *cb)
 {
     if (watch_active()) {
         watch_touch_batch(cb);
+    }
+    loop *from = b->owner;
+    if (cb->ev != NULL && cb->ev->len > 0) {
+        engine_events(from, cb->ev); /* before the ops': Redis expires and evicts first */
     }
     bool trk = tracking_active();
     int nf = srv.cfg.notify_flags;
     if (!trk && nf == 0) {
         return;
     }
-    loop *from = b->owner;
     for (uint32_t i = 0; i < cb->n_ops; i++) {
         const cudis_result *r = &cb->res[i];
         if (r->status != CUDIS_OK) {

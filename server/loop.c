@@ -179,10 +179,14 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
                 pthread_rwlock_wrlock(&srv.eng_lock);
             }
             uint64_t t0 = cudis_mono_ns();
-            int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz);
+            cudis_evbuf *ev = keyspace_wants_events() ? keyspace_evbuf(&lp->sweep_ev) : NULL;
+            int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, ev);
             observe_event("expire-cycle", (cudis_mono_ns() - t0) / 1000);
             if (n > 0) {
                 srv.expired_keys += (uint64_t)n;
+            }
+            if (ev != NULL) {
+                keyspace_engine_events(lp, ev);
             }
             if (srv.nloops > 1) {
                 pthread_rwlock_unlock(&srv.eng_lock);
@@ -338,6 +342,8 @@ void loop_teardown(loop *lp)
     engine_queue_destroy(lp->bf.q); /* nothing is in flight: loop_final drained it */
     batch_deinit(&lp->b);
     batch_deinit(&lp->bf.flight);
+    free(lp->sweep_ev.recs);
+    free(lp->sweep_ev.keys);
     free(lp->st.cmds);
     event_base_free(lp->base);
 }

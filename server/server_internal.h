@@ -158,6 +158,7 @@ struct loop {
     int npaused;                /* clients holding a command for CLIENT PAUSE */
     bool busy;                  /* serving events from inside a busy script */
     uint64_t busy_ns;           /* when it last did */
+    cudis_evbuf sweep_ev;       /* what active expiry removed (loop 0) */
     int pending_fds[256];       /* accepted fds handed over by the listener */
     int npending_fds;
 };
@@ -313,6 +314,13 @@ bool pubsub_subscribed_any(conn *c);
 /* keyspace.c: after a batch, each key an op changed goes to WATCH, to
  * tracking and to keyspace notifications; a notification of its own. */
 void keyspace_batch_done(batcher *b, const cudis_batch *cb);
+/* Whether anyone listens for the keys the engine removes on its own
+ * (expired, evicted): then batches and sweeps carry an event sink. */
+bool keyspace_wants_events(void);
+/* ev with room (made, or grown after it lost events); len kept. */
+cudis_evbuf *keyspace_evbuf(cudis_evbuf *ev);
+/* The events of a sweep (active expiry), as those of a batch. */
+void keyspace_engine_events(loop *from, cudis_evbuf *ev);
 void keyspace_notify(loop *from, int type, const char *event, uint8_t db, const char *key,
                      uint32_t len);
 

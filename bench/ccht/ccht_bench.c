@@ -166,7 +166,7 @@ static void *run_worker(void *arg)
                 op->val_len = 0;
             }
         }
-        cudis_batch b = {ops, w->batch, in, res, out, (uint64_t)w->batch * VAL_LEN, 0, now};
+        cudis_batch b = {ops, w->batch, in, res, out, (uint64_t)w->batch * VAL_LEN, 0, now, NULL};
         ccht_execute(sh->t, &b);
         for (uint32_t i = 0; i < w->batch; i++) {
             w->hits += (res[i].flags & CUDIS_R_VALUE) != 0;
@@ -263,7 +263,7 @@ static int bench_size(const cfg *c, uint64_t size, FILE *csv)
             ops[j].val_off = n_keys * KEY_LEN;
             ops[j].val_len = VAL_LEN;
         }
-        cudis_batch b = {ops, n, in, res, NULL, 0, 0, cudis_now_ms()};
+        cudis_batch b = {ops, n, in, res, NULL, 0, 0, cudis_now_ms(), NULL};
         ccht_execute(t, &b);
     }
     double fill_s = (double)(cudis_mono_ns() - t0) / 1e9;

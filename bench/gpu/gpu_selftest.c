@@ -155,7 +155,8 @@ static void gold(const char *name, uint64_t seed, uint32_t batches, uint32_t bat
                         .batches = batches,
                         .batch_ops = batch_ops,
                         .n_keys = n_keys,
-                        .max_val = max_val};
+                        .max_val = max_val,
+                        .events = true};
     int rc = gk_gold(&gpu, &cpu, &o, why, sizeof(why));
     gk_backend_destroy(&gpu);
     gk_backend_destroy(&cpu);

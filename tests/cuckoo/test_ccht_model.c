@@ -230,7 +230,7 @@ static void run_model(uint64_t mem, uint64_t max_items, uint32_t ways, uint32_t 
             ids[i] = id;
             gen_op(&m, &ops[i], id, in, &in_len);
         }
-        cudis_batch b = {ops, n, in, res, out, sizeof(out), 0, m.now};
+        cudis_batch b = {ops, n, in, res, out, sizeof(out), 0, m.now, NULL};
         cr_assert_eq(ccht_execute(m.t, &b), 0);
         for (uint32_t i = 0; i < n; i++) {
             ref *r = &m.keys[ids[i]];
@@ -271,7 +271,7 @@ static void run_model(uint64_t mem, uint64_t max_items, uint32_t ways, uint32_t 
         cr_assert_leq(s.items, s.capacity);
         m.now += (int64_t)(rnd(&m) % 4);
         if (rnd(&m) % 64 == 0) {
-            ccht_sweep(m.t, m.now, 64);
+            ccht_sweep(m.t, m.now, 64, NULL);
         }
     }
     ccht_stats(m.t, &s);

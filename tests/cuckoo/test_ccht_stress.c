@@ -157,7 +157,7 @@ static void *work(void *arg)
                 op->code = c < 97 ? CUDIS_OP_PERSIST : CUDIS_OP_EXISTS;
             }
         }
-        cudis_batch b = {ops, n, in, res, out, sizeof(out), 0, now};
+        cudis_batch b = {ops, n, in, res, out, sizeof(out), 0, now, NULL};
         if (ccht_execute(T, &b) != 0) {
             atomic_fetch_add_explicit(&bad_status, 1, memory_order_relaxed);
         }
@@ -254,7 +254,7 @@ static void run(int n_workers, bool deletes, double seconds)
         ccht_stats(T, &s);
         cr_assert_leq(s.bytes_used, s.bytes_budget);
         if (deletes) {
-            ccht_sweep(T, cudis_now_ms(), 64);
+            ccht_sweep(T, cudis_now_ms(), 64, NULL);
         }
     }
     atomic_store(&stop_flag, 1);

@@ -259,13 +259,13 @@ Test(ccht, sweep_reclaims_expired)
     cr_assert_eq(s.items, 100);
     int n = 0;
     for (int i = 0; i < 1000 && n < 60; i++) {
-        n += ccht_sweep(t, NOW + 10, 1u << 20);
+        n += ccht_sweep(t, NOW + 10, 1u << 20, NULL);
     }
     cr_assert_eq(n, 60);
     ccht_stats(t, &s);
     cr_assert_eq(s.items, 40);
     cr_assert_eq(s.evict_expired, 60);
-    cr_assert_eq(ccht_sweep(t, NOW + 10, 1u << 20), 0);
+    cr_assert_eq(ccht_sweep(t, NOW + 10, 1u << 20, NULL), 0);
 }
 
 Test(ccht, incrby)
@@ -633,7 +633,7 @@ Test(ccht, databases_under_eviction_audit_clean)
         B.ops[j].db = db;
         cr_assert_eq(tb_run(u, &B), 0);
     }
-    ccht_sweep(u, NOW + 100000, 1 << 20);
+    ccht_sweep(u, NOW + 100000, 1 << 20, NULL);
     cudis_stats s;
     ccht_stats(u, &s);
     cr_assert_gt(s.evict_bucket + s.evict_memory, 0, "the test must evict");
@@ -718,7 +718,7 @@ Test(ccht, store_ops_table)
     tb_reset(&B, NOW);
     tb_add(&B, CUDIS_OP_SET, 0, "k", 1, "v", 1, 0, 0);
     tb_add(&B, CUDIS_OP_SET, 0, "j", 1, "w", 1, 0, 0);
-    cudis_batch bt = {B.ops, B.n, B.in, B.res, B.out, sizeof(B.out), 0, NOW};
+    cudis_batch bt = {B.ops, B.n, B.in, B.res, B.out, sizeof(B.out), 0, NOW, NULL};
     cr_assert_eq(ccht_store_ops.execute(s, &bt), 0);
     cudis_stats st;
     ccht_store_ops.stats(s, &st);

@@ -123,8 +123,11 @@ def inval(keys):
 
 
 class Base(unittest.TestCase):
+    def server_args(self):
+        return ()
+
     def setUp(self):
-        self.srv = e2e_server.Server(BIN)
+        self.srv = e2e_server.Server(BIN, self.server_args())
         self.conns = []
 
     def conn(self, proto=2):
@@ -455,6 +458,71 @@ class Notifications(Base):
                                                          ("k2", "set")])
         self.assertEqual(ev("INCRBY", "k2", "0")[1], [("k2", "incrby")])
         self.assertEqual(ev("BITOP", "AND", "dd", "nokey")[1], [("nokey", "keymiss")])
+
+
+class EngineRemovals(Base):
+    """Keys the engine removes by itself (eviction, expiry) are signalled."""
+
+    def server_args(self):
+        if "redis-server" in BIN:
+            return ("--maxmemory", "4mb", "--maxmemory-policy", "allkeys-lru")
+        return ("--maxmemory", "4mb")
+
+    def info_int(self, c, field):
+        for line in c.call("INFO", "stats").decode().split("\r\n"):
+            if line.startswith(field + ":"):
+                return int(line.split(":")[1])
+        raise AssertionError(field)
+
+    def test_evicted_events_and_invalidations(self):
+        a, b, t = self.conn(), self.conn(), self.conn(3)
+        b.call("CONFIG", "SET", "notify-keyspace-events", "Ee")
+        a.call("SUBSCRIBE", "__keyevent@0__:evicted")
+        t.call("CLIENT", "TRACKING", "on")
+        val = "v" * 1000
+        for i in range(200):
+            b.call("SET", "t%d" % i, val)
+        for i in range(200):
+            t.call("GET", "t%d" % i)
+        for i in range(20000):
+            b.send("SET", "k%d" % i, val)
+        for i in range(20000):
+            self.assertEqual(b.read(), "OK")
+        evicted = self.info_int(b, "evicted_keys")
+        self.assertGreater(evicted, 0)
+        got = set()
+        while len(got) < evicted:
+            f = a.read()
+            self.assertEqual(f[:2], [b"message", b"__keyevent@0__:evicted"])
+            self.assertNotIn(f[2], got, "a key is evicted once")
+            got.add(f[2])
+        self.assertTrue(a.nothing_more())
+        for k in list(got)[:200]:
+            self.assertEqual(b.call("EXISTS", k), 0, k)
+        # every tracked key that went was invalidated for the tracking client
+        gone = {b"t%d" % i for i in range(200) if b.call("EXISTS", "t%d" % i) == 0}
+        self.assertTrue(gone)
+        told = set()
+        while not t.nothing_more():
+            f = t.read()
+            self.assertEqual(f[0], "push")
+            told.update(f[1][1])
+        self.assertEqual(gone, told)
+
+    def test_expired_events_lazy_and_active(self):
+        a, b, t = self.conn(), self.conn(), self.conn(3)
+        b.call("CONFIG", "SET", "notify-keyspace-events", "Ex")
+        a.call("SUBSCRIBE", "__keyevent@0__:expired")
+        t.call("CLIENT", "TRACKING", "on")
+        b.call("SET", "lazy", "1", "PX", "50")
+        t.call("GET", "lazy")
+        time.sleep(0.1)
+        b.call("GET", "lazy")  # met expired (if the sweep did not take it first)
+        self.assertEqual(a.read(), [b"message", b"__keyevent@0__:expired", b"lazy"])
+        self.assertEqual(t.read(), inval([b"lazy"]))
+        b.call("SET", "active", "1", "PX", "50")
+        self.assertEqual(a.read(), [b"message", b"__keyevent@0__:expired", b"active"])
+        self.assertTrue(a.nothing_more())
 
 
 if __name__ == "__main__":

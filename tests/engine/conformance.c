@@ -9,114 +9,9 @@
  * statistics of misses, empty scan...) run. Time moves through the batch's
  * now_ms, never by sleeping.
  */
-#include <criterion/criterion.h>
-#include <criterion/parameterized.h>
 #include <pthread.h>
 
-#include "gk_checks.h"
-#include "tutil.h"
-
-/* ------------------------------------------------------------------------
- * The engines under test: one line each.
- * ---------------------------------------------------------------------- */
-
-#define CAP_STORES 0x1 /* keeps what it is given (all but null) */
-#define CAP_EXACT 0x2  /* never drops a key while under budget/max_items */
-#define CAP_MAYBE 0x4  /* may legitimately be unavailable here (skip on failure) */
-#define CAP_SIM 0x8    /* not in the registry: the gpu engine's kernels on host
-                        * threads (tests/kernels' hostsim store) */
-
-typedef struct eng_param {
-    char name[16];
-    unsigned caps;
-} eng_param;
-
-static const eng_param conf_engines[] = {
-    {"cpu", CAP_STORES},
-    {"gpu", CAP_STORES | CAP_MAYBE},
-    {"hostsim", CAP_STORES | CAP_SIM},
-    {"auto", CAP_STORES},
-    {"lru", CAP_STORES | CAP_EXACT},
-    {"fifo", CAP_STORES | CAP_EXACT},
-    {"lfu", CAP_STORES | CAP_EXACT},
-    {"null", 0},
-};
-
-#define N_ENGINES (sizeof(conf_engines) / sizeof(conf_engines[0]))
-
-static void free_params(struct criterion_test_params *crp)
-{
-    cr_free(crp->params);
-}
-
-static struct criterion_test_params engine_params(void)
-{
-    eng_param *a = cr_malloc(sizeof(conf_engines));
-    memcpy(a, conf_engines, sizeof(conf_engines));
-    return cr_make_param_array(eng_param, a, N_ENGINES, free_params);
-}
-
-/* One test over every engine. */
-#define ENGINE_TEST(name)                                                                          \
-    ParameterizedTestParameters(conf, name)                                                        \
-    {                                                                                              \
-        return engine_params();                                                                    \
-    }                                                                                              \
-    ParameterizedTest(const eng_param *p, conf, name)
-
-static bool name_known(const char *name)
-{
-    for (const char *const *n = engine_names(); *n != NULL; n++) {
-        if (strcmp(*n, name) == 0) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static void conf_default(engine_config *cfg)
-{
-    engine_config_default(cfg);
-    cfg->memory_bytes = 16ull << 20;
-}
-
-/* Create the engine or skip the test with the reason. */
-static engine *open_cfg(const eng_param *p, const engine_config *cfg)
-{
-    char why[512] = "";
-    engine *e = (p->caps & CAP_SIM)
-                    ? engine_create_store(&gk_hostsim_store_ops, cfg, NULL, why, sizeof(why))
-                    : engine_create(p->name, cfg, why, sizeof(why));
-    if (e == NULL) {
-        if ((p->caps & CAP_MAYBE) || (!(p->caps & CAP_SIM) && !name_known(p->name))) {
-            cr_skip_test("engine %s unavailable here: %s", p->name, why);
-        }
-        cr_assert_fail("engine_create(%s) failed: %s", p->name, why);
-    }
-    cr_assert_str_neq(why, "", "engine_create(%s) must say what it chose", p->name);
-    return e;
-}
-
-static engine *open_default(const eng_param *p)
-{
-    engine_config cfg;
-    conf_default(&cfg);
-    return open_cfg(p, &cfg);
-}
-
-#define T_NEED_STORE(p)                                                                            \
-    do {                                                                                           \
-        if (!((p)->caps & CAP_STORES)) {                                                           \
-            cr_skip_test("%s stores nothing", (p)->name);                                          \
-        }                                                                                          \
-    } while (0)
-
-static cudis_stats stats_of(engine *e)
-{
-    cudis_stats s;
-    engine_stats(e, &s);
-    return s;
-}
+#include "conf.h"
 
 /* ------------------------------------------------------------------------
  * Registry
@@ -653,7 +548,7 @@ ENGINE_TEST(sweep_reclaims_expired)
     }
     int got = 0;
     for (int i = 0; i < 1000 && got < 150; i++) {
-        int n = engine_sweep(e, T_NOW + 10, 1 << 20);
+        int n = engine_sweep(e, T_NOW + 10, 1 << 20, NULL);
         cr_assert_geq(n, 0);
         got += n;
     }
@@ -688,21 +583,21 @@ ENGINE_TEST(expire_tick_paces_to_all)
     cr_assert_eq(s0.evict_bucket + s0.evict_memory, 0);
     int got = 0, ticks = 0;
     for (int i = 0; i < 20; i++) { /* the slice shrinks while nothing expires */
-        cr_assert_eq(engine_expire_tick(e, T_NOW + 5, 10), 0, "nothing expired yet");
+        cr_assert_eq(engine_expire_tick(e, T_NOW + 5, 10, NULL), 0, "nothing expired yet");
     }
     /* once found, a whole pass a second: every one within two passes */
     for (ticks = 0; ticks < 22 && got < 5000; ticks++) {
-        int n = engine_expire_tick(e, T_NOW + 100, 10);
+        int n = engine_expire_tick(e, T_NOW + 100, 10, NULL);
         cr_assert_geq(n, 0);
         got += n;
     }
     cr_assert_eq(got, 5000, "after %d ticks", ticks);
     for (ticks = 0; ticks < 22 && got < 15000; ticks++) {
-        got += engine_expire_tick(e, T_NOW + 6000, 10);
+        got += engine_expire_tick(e, T_NOW + 6000, 10, NULL);
     }
     cr_assert_eq(got, 15000, "after %d more ticks", ticks);
     for (int i = 0; i < 50; i++) {
-        cr_assert_eq(engine_expire_tick(e, T_NOW + 6000, 10), 0);
+        cr_assert_eq(engine_expire_tick(e, T_NOW + 6000, 10, NULL), 0);
     }
     cudis_stats s = stats_of(e);
     cr_assert_eq(s.items, 5000);
@@ -862,7 +757,7 @@ ENGINE_TEST(databases_are_apart)
     /* the expired keys of db 2 leave db 2's count */
     int got_n = 0;
     for (int i = 0; i < 1000 && got_n < 10; i++) {
-        got_n += engine_sweep(e, T_NOW + 10, 1 << 20);
+        got_n += engine_sweep(e, T_NOW + 10, 1 << 20, NULL);
     }
     cr_assert_eq(got_n, 10);
     cr_assert_eq(engine_db_size(e, 2), 30);
@@ -1408,7 +1303,7 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
         }
         if (round % 64 == 0) {
             check_budget(e);
-            engine_sweep(e, now, 64);
+            engine_sweep(e, now, 64, NULL);
         }
     }
     check_budget(e);

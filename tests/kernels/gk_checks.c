@@ -151,6 +151,16 @@ static void *sim_worker(void *arg)
     return NULL;
 }
 
+/* Append the mirror's events to the batch's sink (the engine's copy back). */
+static int sim_ev_finish(cudis_evbuf *ev, const cudis_evbuf *mirror, uint8_t *area)
+{
+    if (ev != NULL) {
+        gpu_ev_merge(ev, mirror, mirror->recs, mirror->keys);
+        free(area);
+    }
+    return 0;
+}
+
 static int sim_exec(void *c, cudis_batch *b)
 {
     sim_ctx *s = c;
@@ -177,6 +187,18 @@ static int sim_exec(void *c, cudis_batch *b)
     a.out_len = &b->out_len;
     a.n_ops = b->n_ops;
     a.now_ms = b->now_ms;
+    /* events go to a mirror of the sink, appended afterwards (as on the device) */
+    cudis_evbuf mirror;
+    uint8_t *area = NULL;
+    if (b->ev != NULL) {
+        gpu_ev_mirror(b->ev, &mirror, NULL);
+        area = malloc(gpu_ev_area_bytes(&mirror) + 1);
+        if (area == NULL) {
+            return CUDIS_E_NOMEM;
+        }
+        gpu_ev_mirror(b->ev, &mirror, area);
+        a.ev = &mirror;
+    }
     uint64_t base = __atomic_fetch_add(T->clock, b->n_ops, __ATOMIC_RELAXED);
     gpu_launch_at(base, b->n_ops, T->v.n_buckets, &a.l);
     uint32_t n = s->threads > 1 ? s->threads : 1;
@@ -193,7 +215,7 @@ static int sim_exec(void *c, cudis_batch *b)
     }
     if (n == 1) {
         sim_worker(&jobs[0]);
-        return 0;
+        return sim_ev_finish(b->ev, &mirror, area);
     }
     uint32_t started = 0;
     for (; started < n; started++) {
@@ -207,7 +229,7 @@ static int sim_exec(void *c, cudis_batch *b)
     for (uint32_t i = 0; i < started; i++) {
         pthread_join(th[i], NULL);
     }
-    return 0;
+    return sim_ev_finish(b->ev, &mirror, area);
 }
 
 static void *sim_create(const engine_config *cfg, char *why, size_t why_len)
@@ -257,9 +279,9 @@ static uint64_t sim_db_size(void *c, uint8_t db)
     return ccht_db_size(((sim_ctx *)c)->t, db);
 }
 
-static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work)
+static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
-    return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work);
+    return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work, ev);
 }
 
 static uint64_t sim_sweep_units(void *c)
@@ -466,10 +488,12 @@ static void random_op(gk_batch *g, uint64_t *rs, const uint8_t *key, uint32_t kl
     }
 }
 
-static int run_batch(gk_backend *b, gk_batch *g, cudis_result *res, uint8_t *out, uint64_t *out_len)
+static int run_batch(gk_backend *b, gk_batch *g, cudis_result *res, uint8_t *out, uint64_t *out_len,
+                     cudis_evbuf *ev)
 {
     cudis_batch bt;
     memset(&bt, 0, sizeof(bt));
+    bt.ev = ev;
     bt.ops = g->ops;
     bt.n_ops = g->n;
     bt.in = g->in;
@@ -513,6 +537,87 @@ static int cmp_result(const gk_batch *g, uint32_t i, const cudis_result *ra, con
     return 0;
 }
 
+/* One event of a batch, comparable across backends. */
+typedef struct ev_key {
+    uint8_t kind, db;
+    uint32_t len;
+    const uint8_t *key;
+} ev_key;
+
+static int ev_key_cmp(const void *pa, const void *pb)
+{
+    const ev_key *a = pa, *b = pb;
+    if (a->kind != b->kind) {
+        return a->kind < b->kind ? -1 : 1;
+    }
+    if (a->db != b->db) {
+        return a->db < b->db ? -1 : 1;
+    }
+    if (a->len != b->len) {
+        return a->len < b->len ? -1 : 1;
+    }
+    return a->len ? memcmp(a->key, b->key, a->len) : 0;
+}
+
+/* A sink's events, sorted (their order means nothing); NULL on failure. */
+static ev_key *ev_sorted(const cudis_evbuf *ev)
+{
+    ev_key *k = malloc((ev->len + 1) * sizeof(ev_key));
+    if (k == NULL) {
+        return NULL;
+    }
+    for (uint32_t i = 0; i < ev->len; i++) {
+        const cudis_event *e = &ev->recs[i];
+        k[i] = (ev_key){e->kind, e->db, e->key_len, ev->keys + e->key_off};
+    }
+    qsort(k, ev->len, sizeof(ev_key), ev_key_cmp);
+    return k;
+}
+
+/* The same events (kind, database, key bytes) in both sinks, none lost,
+ * each record inside its sink. */
+static int cmp_events(const cudis_evbuf *a, const cudis_evbuf *b, char *msg, size_t len)
+{
+    if (cudis_ev_lost(a) || cudis_ev_lost(b)) {
+        say(msg, len, "events lost: %u/%u and %u/%u records", a->len, a->cap, b->len, b->cap);
+        return -1;
+    }
+    if (a->len != b->len) {
+        say(msg, len, "%u events against %u", a->len, b->len);
+        return -1;
+    }
+    for (int s = 0; s < 2; s++) {
+        const cudis_evbuf *ev = s == 0 ? a : b;
+        for (uint32_t i = 0; i < ev->len; i++) {
+            const cudis_event *e = &ev->recs[i];
+            if (e->kind != CUDIS_EV_EVICTED && e->kind != CUDIS_EV_EXPIRED) {
+                say(msg, len, "record %u of %s: kind %u", i, s == 0 ? "a" : "ref", e->kind);
+                return -1;
+            }
+            if (e->key_off + e->key_len > ev->keys_len) {
+                say(msg, len, "record %u of %s: key bytes outside the sink", i,
+                    s == 0 ? "a" : "ref");
+                return -1;
+            }
+        }
+    }
+    ev_key *ka = ev_sorted(a), *kb = ev_sorted(b);
+    int rc = ka != NULL && kb != NULL ? 0 : -1;
+    if (rc != 0) {
+        say(msg, len, "out of memory");
+    }
+    for (uint32_t i = 0; rc == 0 && i < a->len; i++) {
+        if (ev_key_cmp(&ka[i], &kb[i]) != 0) {
+            say(msg, len, "event %u of %u differs: kind %u/%u db %u/%u key_len %u/%u", i, a->len,
+                ka[i].kind, kb[i].kind, ka[i].db, kb[i].db, ka[i].len, kb[i].len);
+            rc = -1;
+        }
+    }
+    free(ka);
+    free(kb);
+    return rc;
+}
+
 int gk_gold(gk_backend *a, gk_backend *ref, const gk_stream_opts *o, char *msg, size_t msg_len)
 {
     uint64_t rs = o->seed;
@@ -522,7 +627,17 @@ int gk_gold(gk_backend *a, gk_backend *ref, const gk_stream_opts *o, char *msg, 
     cudis_result *rb = calloc(cap, sizeof(cudis_result));
     uint8_t *ob = malloc(out_cap);
     uint8_t *state = calloc(o->n_keys, 1);
+    cudis_evbuf ev[2];
+    memset(ev, 0, sizeof(ev));
+    uint64_t n_events = 0;
     int rc = gb_init(&g, cap, (uint64_t)cap * (o->max_val + 128) + 4096, out_cap);
+    for (int k = 0; k < 2 && rc == 0 && o->events; k++) {
+        ev[k].cap = 4 * cap;
+        ev[k].keys_cap = 4 * (uint64_t)cap * 64;
+        ev[k].recs = malloc(ev[k].cap * sizeof(cudis_event));
+        ev[k].keys = malloc(ev[k].keys_cap);
+        rc = ev[k].recs != NULL && ev[k].keys != NULL ? 0 : -1;
+    }
     if (rc != 0 || rb == NULL || ob == NULL || state == NULL) {
         say(msg, msg_len, "out of memory");
         rc = -1;
@@ -556,12 +671,26 @@ int gk_gold(gk_backend *a, gk_backend *ref, const gk_stream_opts *o, char *msg, 
             state[ki] = w ? 2 : 1;
         }
         uint64_t la = 0, lb = 0;
-        int ea = run_batch(a, &g, g.res, g.out, &la);
-        int eb = run_batch(ref, &g, rb, ob, &lb);
+        for (int k = 0; k < 2 && o->events; k++) {
+            ev[k].len = 0;
+            ev[k].keys_len = 0;
+        }
+        int ea = run_batch(a, &g, g.res, g.out, &la, o->events ? &ev[0] : NULL);
+        int eb = run_batch(ref, &g, rb, ob, &lb, o->events ? &ev[1] : NULL);
         if (ea != 0 || eb != 0) {
             say(msg, msg_len, "batch %u failed: %s %d, %s %d", bn, a->name, ea, ref->name, eb);
             rc = -1;
             break;
+        }
+        if (o->events) {
+            char m[256];
+            if (cmp_events(&ev[0], &ev[1], m, sizeof(m)) != 0) {
+                say(msg, msg_len, "seed %llu batch %u (now %lld): events: %s [%s vs %s]",
+                    (unsigned long long)o->seed, bn, (long long)now, m, a->name, ref->name);
+                rc = -1;
+                break;
+            }
+            n_events += ev[0].len;
         }
         for (uint32_t i = 0; i < g.n; i++) {
             char m[256];
@@ -574,11 +703,18 @@ int gk_gold(gk_backend *a, gk_backend *ref, const gk_stream_opts *o, char *msg, 
         }
         now += (int64_t)(rnd(&rs) % 40);
     }
+    if (o->events_seen != NULL) {
+        *o->events_seen += n_events;
+    }
 done:
     gb_free(&g);
     free(rb);
     free(ob);
     free(state);
+    for (int k = 0; k < 2; k++) {
+        free(ev[k].recs);
+        free(ev[k].keys);
+    }
     return rc;
 }
 
@@ -654,7 +790,7 @@ int gk_evict_model(gk_backend *a, const gk_stream_opts *o, uint64_t *evictions, 
             }
         }
         uint64_t ol = 0;
-        int e = run_batch(a, &g, g.res, g.out, &ol);
+        int e = run_batch(a, &g, g.res, g.out, &ol, NULL);
         if (e != 0) {
             say(msg, msg_len, "batch %u failed: %d", bn, e);
             rc = -1;

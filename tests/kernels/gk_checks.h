@@ -71,11 +71,14 @@ typedef struct gk_stream_opts {
     uint32_t batch_ops;
     uint32_t n_keys;
     uint32_t max_val; /* values are 0..max_val bytes */
+    bool events;      /* gk_gold: also compare each batch's events (cudis_evbuf) */
+    uint64_t *events_seen; /* gk_gold adds the events compared here (may be NULL) */
 } gk_stream_opts;
 
-/* Run the same random stream through a and ref; compare every result.
- * Both must be large enough not to evict. Returns 0, or -1 with the first
- * difference in msg. */
+/* Run the same random stream through a and ref; compare every result and,
+ * with o->events, the keys each batch reported expired (as multisets: the
+ * order means nothing). Both must be large enough not to evict. Returns 0,
+ * or -1 with the first difference in msg. */
 int gk_gold(gk_backend *a, gk_backend *ref, const gk_stream_opts *o, char *msg, size_t msg_len);
 
 /* Run SET/GET/DEL/EXISTS over more data than `a` can hold; a hit must

@@ -340,7 +340,7 @@ Test(gpu_engine, scan_sweep_flush)
     cr_assert_eq(n, 250, "expired keys are not reported");
     int reclaimed = 0;
     for (int i = 0; i < 1000; i++) {
-        int r = gpu_engine_sweep(g, NOW + 20, 1u << 20);
+        int r = gpu_engine_sweep(g, NOW + 20, 1u << 20, NULL);
         cr_assert_geq(r, 0);
         reclaimed += r;
         if (r == 0 && reclaimed > 0) {

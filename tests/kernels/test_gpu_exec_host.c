@@ -19,21 +19,31 @@
 #include "gk_checks.h"
 #include "gpu_dev.h"
 
+/* The device code against the cpu engine on one random stream: every
+ * result, and the keys each batch reported expired (through the device
+ * mirror of the sink, gpu_ev_mirror/gpu_ev_merge). */
 static void gold_vs_cpu(uint32_t threads, uint64_t seed, uint32_t max_val)
 {
+    uint64_t seen = 0;
     engine_config cfg;
     gk_config(&cfg, 64ull << 20, 1u << 16);
     char why[256] = "";
     gk_backend sim, cpu;
     cr_assert_eq(gk_backend_hostsim(&sim, &cfg, threads, why, sizeof(why)), 0, "%s", why);
     cr_assert_eq(gk_backend_store(&cpu, &ccht_store_ops, &cfg, why, sizeof(why)), 0, "%s", why);
-    gk_stream_opts o = {
-        .seed = seed, .batches = 300, .batch_ops = 64, .n_keys = 300, .max_val = max_val};
+    gk_stream_opts o = {.seed = seed,
+                        .batches = 300,
+                        .batch_ops = 64,
+                        .n_keys = 300,
+                        .max_val = max_val,
+                        .events = true,
+                        .events_seen = &seen};
     char msg[512] = "";
     int rc = gk_gold(&sim, &cpu, &o, msg, sizeof(msg));
     gk_backend_destroy(&sim);
     gk_backend_destroy(&cpu);
     cr_assert_eq(rc, 0, "%s", msg);
+    cr_assert_gt(seen, 50, "the stream's expired keys are events (%llu)", (unsigned long long)seen);
 }
 
 Test(gpu_exec_host, gold_single_thread)
@@ -45,6 +55,110 @@ Test(gpu_exec_host, gold_single_thread)
 Test(gpu_exec_host, gold_four_threads)
 {
     gold_vs_cpu(4, 3, 40);
+}
+
+/* ------------------------------------------------------------------------
+ * Events of the device code
+ * ---------------------------------------------------------------------- */
+
+/* A table of 256 items given a stream over 3,000 keys, on one thread (the
+ * device code is then the cpu engine bit for bit): the same results and
+ * the same EVICTED and EXPIRED events, batch by batch. */
+Test(gpu_exec_host, events_gold_evicting)
+{
+    engine_config cfg;
+    gk_config(&cfg, 16ull << 20, 256);
+    char why[256] = "";
+    gk_backend sim, cpu;
+    cr_assert_eq(gk_backend_hostsim(&sim, &cfg, 1, why, sizeof(why)), 0, "%s", why);
+    cr_assert_eq(gk_backend_store(&cpu, &ccht_store_ops, &cfg, why, sizeof(why)), 0, "%s", why);
+    uint64_t seen = 0;
+    gk_stream_opts o = {.seed = 77,
+                        .batches = 200,
+                        .batch_ops = 256,
+                        .n_keys = 3000,
+                        .max_val = 64,
+                        .events = true,
+                        .events_seen = &seen};
+    char msg[512] = "";
+    int rc = gk_gold(&sim, &cpu, &o, msg, sizeof(msg));
+    cudis_stats st;
+    sim.stats(sim.ctx, &st);
+    gk_backend_destroy(&sim);
+    gk_backend_destroy(&cpu);
+    cr_assert_eq(rc, 0, "%s", msg);
+    cr_assert_gt(st.evict_bucket, 1000, "the stream evicts (%llu)",
+                 (unsigned long long)st.evict_bucket);
+    cr_assert_eq(seen, st.evict_bucket + st.evict_memory + st.evict_expired,
+                 "one event per removal: %llu events", (unsigned long long)seen);
+}
+
+static void ev_put(cudis_evbuf *ev, uint8_t kind, const char *key)
+{
+    uint32_t n = (uint32_t)strlen(key);
+    uint8_t *dst = cudis_ev_add(ev, kind, 7, n);
+    if (dst != NULL) {
+        memcpy(dst, key, n);
+    }
+}
+
+/* The mirror of a sink that holds events already: room for the rest, its
+ * records appended after the sink's with their key offsets moved, and a
+ * mirror that overflowed, or a sink another user filled meanwhile, count
+ * as lost without writing past the sink's caps. */
+Test(gpu_exec_host, events_mirror_merge)
+{
+    cudis_event recs[8];
+    uint8_t keys[40];
+    memset(recs, 0xEE, sizeof(recs));
+    memset(keys, 0xEE, sizeof(keys));
+    cudis_evbuf h = {.recs = recs, .cap = 6, .keys = keys, .keys_cap = 32};
+    ev_put(&h, CUDIS_EV_EVICTED, "first");
+    cudis_evbuf m;
+    uint8_t area[512];
+    gpu_ev_mirror(&h, &m, area);
+    cr_assert_eq(m.cap, 5);
+    cr_assert_eq(m.keys_cap, 27);
+    cr_assert_leq(gpu_ev_area_bytes(&m), sizeof(area));
+    ev_put(&m, CUDIS_EV_EXPIRED, "second");
+    ev_put(&m, CUDIS_EV_EVICTED, "third");
+    gpu_ev_merge(&h, &m, m.recs, m.keys);
+    cr_assert_eq(h.len, 3);
+    cr_assert_eq(h.keys_len, 16);
+    cr_assert(!cudis_ev_lost(&h));
+    cr_assert_eq(h.recs[1].kind, CUDIS_EV_EXPIRED);
+    cr_assert_eq(h.recs[1].db, 7);
+    cr_assert_eq(h.recs[1].key_off, 5);
+    cr_assert_eq(memcmp(keys + h.recs[1].key_off, "second", 6), 0);
+    cr_assert_eq(h.recs[2].key_off, 11);
+    cr_assert_eq(memcmp(keys + h.recs[2].key_off, "third", 5), 0);
+
+    /* a mirror that runs out: 3 records of room, 16 bytes */
+    gpu_ev_mirror(&h, &m, area);
+    cr_assert_eq(m.cap, 3);
+    cr_assert_eq(m.keys_cap, 16);
+    ev_put(&m, CUDIS_EV_EVICTED, "0123456789");
+    ev_put(&m, CUDIS_EV_EVICTED, "abcdefghij"); /* bytes lost: kind 0 */
+    ev_put(&m, CUDIS_EV_EXPIRED, "xyz");        /* after lost bytes: lost too */
+    ev_put(&m, CUDIS_EV_EXPIRED, "lost");       /* no record */
+    /* meanwhile another user of h took one record */
+    ev_put(&h, CUDIS_EV_EVICTED, "other");
+    gpu_ev_merge(&h, &m, m.recs, m.keys);
+    cr_assert(cudis_ev_lost(&h));
+    cr_assert_eq(h.len, 4 + 4, "every reservation counts");
+    cr_assert_eq(h.keys_len, 21 + 27);
+    cr_assert_eq(memcmp(keys + h.recs[3].key_off, "other", 5), 0);
+    cr_assert_eq(h.recs[4].kind, CUDIS_EV_EVICTED, "still fits after the other user's");
+    cr_assert_eq(h.recs[4].key_off, 21);
+    cr_assert_eq(memcmp(keys + 21, "0123456789", 10), 0);
+    cr_assert_eq(h.recs[5].kind, 0, "lost in the mirror already");
+    /* "xyz" would be record 6: past the sink's cap */
+    for (size_t i = 6 * sizeof(cudis_event); i < sizeof(recs); i++) {
+        cr_assert_eq(((uint8_t *)recs)[i], 0xEE, "a record past cap");
+    }
+    for (size_t i = 32; i < sizeof(keys); i++) {
+        cr_assert_eq(keys[i], 0xEE, "key bytes past keys_cap");
+    }
 }
 
 Test(gpu_exec_host, evict_model)
@@ -261,17 +375,25 @@ static uint32_t set_then_get(engine *e, int k0, int g0, int n, int *rc_out)
     return hits;
 }
 
+/* A hostsim engine whose nth batch meets a device fault, failing over to
+ * a fresh cpu store. */
+static engine *open_failing(uint64_t nth)
+{
+    engine_config cfg;
+    gk_config(&cfg, 8u << 20, 0);
+    char why[256] = "";
+    gk_hostsim_inject(nth);
+    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, &ccht_store_ops, why, sizeof(why));
+    cr_assert_not_null(e, "%s", why);
+    return e;
+}
+
 /* Under "auto" semantics a device fault switches to a fresh cpu engine: the
  * batch that met it runs on the cpu, the cache restarts empty, the failure
  * is reported and counted. */
 Test(gpu_exec_host, fault_fails_over_to_a_fresh_cpu_engine)
 {
-    engine_config cfg;
-    gk_config(&cfg, 8u << 20, 0);
-    char why[256] = "";
-    gk_hostsim_inject(5);
-    engine *e = engine_create_store(&gk_hostsim_store_ops, &cfg, &ccht_store_ops, why, sizeof(why));
-    cr_assert_not_null(e, "%s", why);
+    engine *e = open_failing(5);
     int rc;
     cr_assert_eq(set_then_get(e, 0, 0, 100, &rc), 100);   /* batches 1, 2 */
     cr_assert_eq(set_then_get(e, 100, 0, 100, &rc), 100); /* 3, 4: the old keys are there */
@@ -315,6 +437,28 @@ Test(gpu_exec_host, fault_without_fallback_fails_every_batch)
     cr_assert_eq(engine_failovers(e), 0);
     cr_assert_not_null(engine_failure(e));
     cr_assert_neq(strstr(engine_failure(e), "injected device fault"), NULL);
+    engine_destroy(e);
+}
+
+/* A device fault under a batch with a sink: the batch runs again on the
+ * fresh cpu store and the sink says events were lost (every key of the
+ * failed store is gone). */
+Test(gpu_exec_host, events_failover_marks_lost)
+{
+    engine *e = open_failing(2);
+    cudis_event recs[4];
+    uint8_t keys[64];
+    cudis_evbuf ev = {.recs = recs, .cap = 4, .keys = keys, .keys_cap = sizeof(keys)};
+    cudis_op op = {.code = CUDIS_OP_SET, .key_len = 1, .val_len = 1};
+    cudis_result res;
+    cudis_batch b = {
+        .ops = &op, .n_ops = 1, .in = (const uint8_t *)"kv", .res = &res, .now_ms = 1, .ev = &ev};
+    cr_assert_eq(engine_execute(e, &b), CUDIS_OK);
+    cr_assert(!cudis_ev_lost(&ev));
+    cr_assert_eq(ev.len, 0);
+    cr_assert_eq(engine_execute(e, &b), CUDIS_OK); /* meets the fault */
+    cr_assert_eq(engine_failovers(e), 1);
+    cr_assert(cudis_ev_lost(&ev), "a failover drops every key: the sink must say so");
     engine_destroy(e);
 }
 

@@ -23,8 +23,12 @@ static void gold(uint64_t seed, uint32_t batch_ops, uint32_t n_keys, uint32_t ma
     gk_backend gpu, cpu;
     cr_assert_eq(gk_backend_store(&gpu, &gpu_store_ops, &cfg, why, sizeof(why)), 0, "%s", why);
     cr_assert_eq(gk_backend_store(&cpu, &ccht_store_ops, &cfg, why, sizeof(why)), 0, "%s", why);
-    gk_stream_opts o = {
-        .seed = seed, .batches = 300, .batch_ops = batch_ops, .n_keys = n_keys, .max_val = max_val};
+    gk_stream_opts o = {.seed = seed,
+                        .batches = 300,
+                        .batch_ops = batch_ops,
+                        .n_keys = n_keys,
+                        .max_val = max_val,
+                        .events = true};
     char msg[512] = "";
     int rc = gk_gold(&gpu, &cpu, &o, msg, sizeof(msg));
     gk_backend_destroy(&gpu);
