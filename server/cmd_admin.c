@@ -309,7 +309,7 @@ H(cmd_reset)
     resp_status(&c->out, "RESET");
 }
 
-static void help_reply(conn *c, const char *name, const char *const *lines)
+void help_reply(conn *c, const char *name, const char *const *lines)
 {
     int n = 0;
     while (lines[n]) {
@@ -1158,14 +1158,4 @@ H(cmd_object_help)
         "    Prints this help.",
         NULL};
     help_reply(c, "OBJECT", lines);
-}
-
-H(cmd_memory_help)
-{
-    UNUSED3;
-    static const char *const lines[] = {
-        "USAGE <key> [SAMPLES <count>]",
-        "    Return memory in bytes used by <key> and its value (an estimate).", "HELP",
-        "    Prints this help.", NULL};
-    help_reply(c, "MEMORY", lines);
 }

@@ -193,6 +193,10 @@ struct command {
     X(cmd_command_help)                                                                            \
     X(cmd_memory_usage)                                                                            \
     X(cmd_memory_help)                                                                             \
+    X(cmd_memory_stats)                                                                            \
+    X(cmd_memory_doctor)                                                                           \
+    X(cmd_memory_malloc_stats)                                                                     \
+    X(cmd_memory_purge)                                                                            \
     X(cmd_shutdown)
 #define CMD_PROTO(fn) void fn(conn *c, int argc, char **argv, uint32_t *lens);
 CMD_HANDLERS(CMD_PROTO)

@@ -28,7 +28,7 @@ static void human(char *buf, size_t cap, double n)
     }
 }
 
-static long long rss_bytes(void)
+long long info_rss_bytes(void)
 {
     FILE *f = fopen("/proc/self/statm", "r");
     long long pages = 0, rss = 0;
@@ -185,7 +185,7 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
                     atomic_load(&srv.connected), srv.cfg.maxclients, tracking_clients());
     }
     if (want("memory", argc, argv, lens, true)) {
-        long long rss = rss_bytes();
+        long long rss = info_rss_bytes();
         human(h1, sizeof(h1), (double)es.bytes_used);
         human(h2, sizeof(h2), (double)rss);
         human(h3, sizeof(h3), (double)srv.cfg.maxmemory);

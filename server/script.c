@@ -46,6 +46,14 @@ static struct {
 /* Read by every loop: SCRIPT KILL may come from any of them. */
 static _Atomic bool running, busy, wrote, kill_req;
 
+uint64_t script_memory(void)
+{
+    if (S.L == NULL) {
+        return 0;
+    }
+    return (uint64_t)lua_gc(S.L, LUA_GCCOUNT, 0) * 1024 + (uint64_t)lua_gc(S.L, LUA_GCCOUNTB, 0);
+}
+
 bool script_busy(void)
 {
     return atomic_load_explicit(&busy, memory_order_relaxed);

@@ -270,6 +270,8 @@ int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t
 /* cmd_*.c: Redis-style helpers */
 bool arg_ll(conn *c, const char *s, uint32_t len, long long *out); /* replies error */
 void reply_ok(conn *c);
+/* A HELP reply: "<NAME> <subcommand> ... Subcommands are:" then lines. */
+void help_reply(conn *c, const char *name, const char *const *lines);
 void reply_engine_error(conn *c, int status);
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens);
 /* Whether the command must wait for the CLIENT PAUSE in force (mode as
@@ -358,6 +360,7 @@ void tracking_info(sbuf *o); /* INFO stats lines */
 /* script.c: a script has run past busy-reply-threshold (other commands
  * get BUSY; its loop serves them from inside the script). */
 bool script_busy(void);
+uint64_t script_memory(void); /* bytes the Lua state holds (MEMORY STATS lua.caches) */
 
 /* loop.c: one round of the loop's events from inside a busy script:
  * replies to what arrived (BUSY, SCRIPT KILL...), no batch, no cron. */
@@ -392,6 +395,7 @@ void keyspace_expires(const uint64_t *items, uint64_t *expires, uint64_t *avg_tt
 
 /* info.c */
 void info_build(sbuf *out, int argc, char **argv, uint32_t *lens);
+long long info_rss_bytes(void); /* the process's resident set */
 void stats_reset_all(void);
 
 /* log.c */

@@ -220,6 +220,48 @@ class BusyScript(Base):
         self.assertEqual(b.call("GET", "w"), b"v")
 
 
+class Memory(Base):
+    FIELDS = ["peak.allocated", "total.allocated", "startup.allocated", "replication.backlog",
+              "clients.slaves", "clients.normal", "cluster.links", "aof.buffer", "lua.caches",
+              "functions.caches", "db.0", "overhead.total", "keys.count", "keys.bytes-per-key",
+              "dataset.bytes", "dataset.percentage", "peak.percentage", "allocator.allocated",
+              "allocator.active", "allocator.resident", "allocator-fragmentation.ratio",
+              "allocator-fragmentation.bytes", "allocator-rss.ratio", "allocator-rss.bytes",
+              "rss-overhead.ratio", "rss-overhead.bytes", "fragmentation", "fragmentation.bytes"]
+
+    def test_stats_doctor_and_the_rest(self):
+        a, b = self.conn(), self.conn(3)
+        a.call("SET", "k", "v" * 100)
+        a.call("EVAL", "return 1", "0")
+        flat = a.call("MEMORY", "STATS")
+        names = [flat[i].decode() for i in range(0, len(flat), 2)]
+        self.assertEqual(names, self.FIELDS)
+        st = dict(zip(names, flat[1::2]))
+        self.assertEqual(st["keys.count"], 1)
+        self.assertEqual(st["db.0"], [b"overhead.hashtable.main", st["db.0"][1],
+                                      b"overhead.hashtable.expires", 0,
+                                      b"overhead.hashtable.slot-to-keys", 0])
+        self.assertGreater(st["total.allocated"], st["startup.allocated"])
+        self.assertGreaterEqual(st["peak.allocated"], st["total.allocated"])
+        self.assertGreaterEqual(st["clients.normal"], 0)
+        m = b.call("MEMORY", "STATS")  # RESP3: a map, doubles
+        self.assertIsInstance(m, dict)
+        self.assertEqual(list(m.keys()), [f.encode() for f in self.FIELDS])
+        self.assertEqual(a.call("MEMORY", "PURGE"), "OK")
+        self.assertIsInstance(a.call("MEMORY", "MALLOC-STATS"), bytes)
+        self.assertEqual(len(a.call("MEMORY", "HELP")), 14)
+        self.assertEqual(a.call("MEMORY", "NOPE"),
+                         Err("ERR unknown subcommand 'NOPE'. Try MEMORY HELP."))
+
+    def test_doctor_on_an_empty_instance(self):
+        a = self.conn()
+        self.assertEqual(a.call("MEMORY", "DOCTOR"),
+                         b"Hi Sam, this instance is empty or is using very little memory, my "
+                         b"issues detector can't be used in these conditions. Please, leave for "
+                         b"your mission on Earth and fill it with some data. The new Sam and I "
+                         b"will be back to our programming as soon as I finished rebooting.\n")
+
+
 if __name__ == "__main__":
     BIN = e2e_server.binary(sys.argv)
     if not BIN:

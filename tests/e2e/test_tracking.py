@@ -72,6 +72,8 @@ class Conn:
             return int(rest)
         if t == b"_":
             return None
+        if t == b",":
+            return float(rest)
         if t == b"$":
             n = int(rest)
             return None if n < 0 else self._bytes(n)
