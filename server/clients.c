@@ -125,6 +125,11 @@ static pthread_mutex_t pause_mu = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int64_t pause_end;
 static _Atomic int pause_mode; /* as clients_paused */
 
+bool clients_pause_set(void)
+{
+    return atomic_load_explicit(&pause_end, memory_order_relaxed) != 0;
+}
+
 int clients_paused(int64_t now_ms)
 {
     int64_t end = atomic_load_explicit(&pause_end, memory_order_acquire);

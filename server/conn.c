@@ -368,7 +368,7 @@ static void process_input(conn *c)
             c->flags |= CONN_CLOSE_AFTER_REPLY;
             break;
         }
-        int paused = clients_paused(cudis_now_ms());
+        int paused = clients_pause_set() ? clients_paused(cudis_now_ms()) : 0;
         if (paused != 0 && dispatch_postponed(c, paused, c->rp.argc, c->rp.argv, c->rp.arg_len)) {
             /* CLIENT PAUSE: hold this command (and stop reading) until it ends */
             c->flags |= CONN_PAUSED;

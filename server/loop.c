@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cudis_time.h"
@@ -81,13 +82,10 @@ void loop_wake(loop *lp)
     (void)w;
 }
 
-static void notify_cb(evutil_socket_t fd, short what, void *arg)
+/* Fds the listener handed over, CLIENT KILL flags, messages from other
+ * loops (notify_cb, and a busy script's rounds). */
+static void loop_take_work(loop *lp)
 {
-    (void)what;
-    loop *lp = arg;
-    char buf[256];
-    ssize_t n = read(fd, buf, sizeof(buf));
-    (void)n;
     int fds[256];
     int nf;
     pthread_mutex_lock(&lp->lock);
@@ -107,6 +105,16 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
             conn_close(c, "killed by CLIENT KILL");
         }
     }
+}
+
+static void notify_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)what;
+    loop *lp = arg;
+    char buf[256];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    (void)n;
+    loop_take_work(lp);
     loop_drain(lp);
     if (atomic_load(&srv.shutdown)) {
         event_base_loopexit(lp->base, NULL);
@@ -137,6 +145,19 @@ void loop_hand_fd(int fd, bool is_unix)
 /* ------------------------------------------------------------------------
  * Cron
  * ---------------------------------------------------------------------- */
+
+/* The engine exclusively for the expiry tick, waiting at most 2 ms: a
+ * cron that blocks starves the loop's other events (the cron has the
+ * higher priority). */
+static bool engine_lock_for_tick(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    long ns = ts.tv_nsec + 2000000L;
+    ts.tv_sec += ns / 1000000000L;
+    ts.tv_nsec = ns % 1000000000L;
+    return pthread_rwlock_timedwrlock(&srv.eng_lock, &ts) == 0;
+}
 
 static void cron_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -174,10 +195,10 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         srv.ops_sample_prev = total;
         srv.ops_sample_ns = ns;
         loop_complete(lp); /* expiry is not concurrent with batches */
-        if (clients_paused(now) == 0) { /* keys do not expire during CLIENT PAUSE */
-            if (srv.nloops > 1) {
-                pthread_rwlock_wrlock(&srv.eng_lock);
-            }
+        /* keys do not expire during CLIENT PAUSE; a tick is skipped when
+         * the engine stays held (a long script on another loop): this loop
+         * keeps accepting and seeing signals */
+        if (clients_paused(now) == 0 && (srv.nloops == 1 || engine_lock_for_tick())) {
             uint64_t t0 = cudis_mono_ns();
             cudis_evbuf *ev = keyspace_wants_events() ? keyspace_evbuf(&lp->sweep_ev) : NULL;
             int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, ev);
@@ -208,6 +229,10 @@ void loop_busy_round(loop *lp)
     }
     lp->busy = true;
     lp->busy_ns = now;
+    char buf[256];
+    ssize_t n = read(lp->notify_fd[0], buf, sizeof(buf)); /* non-blocking: the wakes */
+    (void)n;
+    loop_take_work(lp);
     for (conn *c = lp->clients; c != NULL; c = c->next) {
         if (c != lp->running && !(c->flags & (CONN_CLOSING | CONN_PAUSED | CONN_FAKE))) {
             conn_read_once(c);

@@ -261,8 +261,10 @@ void server_client_list(sbuf *out, conn *only, long type_filter);
  * pause in force is only lengthened or made stricter), CLIENT UNPAUSE. */
 void clients_pause(int64_t end_ms, bool all);
 void clients_unpause(void);
-/* 0: no pause; 1: writes paused; 2: every command. */
+/* 0: no pause; 1: writes paused; 2: every command. clients_pause_set:
+ * a pause was set and not lifted (it may have timed out): cheap. */
 int clients_paused(int64_t now_ms);
+bool clients_pause_set(void);
 /* Run again the clients of lp whose command waited, if the pause let them. */
 void clients_resume(loop *lp);
 int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme);

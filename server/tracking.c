@@ -346,9 +346,13 @@ bool tracking_wants(conn *c, const command *cmd)
 
 void tracking_command_done(conn *c, const command *cmd)
 {
-    if (c->trk != NULL && c->multi == NULL &&
-        !(cmd != NULL && (cmd_parent(cmd) ? cmd_parent(cmd) : cmd)->fn == NULL &&
-          strcmp((cmd_parent(cmd) ? cmd_parent(cmd) : cmd)->name, "client") == 0)) {
+    if (c->trk == NULL || c->multi != NULL ||
+        !(atomic_load_explicit(&c->trk->flags, memory_order_relaxed) & TRK_CACHING)) {
+        return;
+    }
+    const command *top = cmd_parent(cmd) ? cmd_parent(cmd) : cmd;
+    if (strcmp(top->name, "client") != 0) { /* CLIENT CACHING itself, and the other
+                                             * CLIENT subcommands, keep it */
         atomic_fetch_and(&c->trk->flags, ~(uint32_t)TRK_CACHING);
     }
 }
