@@ -252,6 +252,20 @@ H(cmd_role)
     resp_array(&c->out, 0);
 }
 
+/* A timeout argument (WAIT, CLIENT PAUSE): replies the error when not. */
+static bool arg_timeout(conn *c, const char *s, uint32_t len, long long *out)
+{
+    if (!util_str2ll(s, len, out)) {
+        conn_error(c, "ERR timeout is not an integer or out of range");
+        return false;
+    }
+    if (*out < 0) {
+        conn_error(c, "ERR timeout is negative");
+        return false;
+    }
+    return true;
+}
+
 H(cmd_wait)
 {
     (void)argc;
@@ -259,12 +273,7 @@ H(cmd_wait)
     if (!arg_ll(c, argv[1], lens[1], &n)) {
         return;
     }
-    if (!util_str2ll(argv[2], lens[2], &t)) {
-        conn_error(c, "ERR timeout is not an integer or out of range");
-        return;
-    }
-    if (t < 0) {
-        conn_error(c, "ERR timeout is negative");
+    if (!arg_timeout(c, argv[2], lens[2], &t)) {
         return;
     }
     resp_int(&c->out, 0);
@@ -491,12 +500,7 @@ H(cmd_client_unblock)
 H(cmd_client_pause)
 {
     long long ms;
-    if (!util_str2ll(argv[2], lens[2], &ms)) {
-        conn_error(c, "ERR timeout is not an integer or out of range");
-        return;
-    }
-    if (ms < 0) {
-        conn_error(c, "ERR timeout is negative");
+    if (!arg_timeout(c, argv[2], lens[2], &ms)) {
         return;
     }
     bool all = true;

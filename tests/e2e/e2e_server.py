@@ -110,3 +110,17 @@ class Server:
             sys.stderr.write(self.log_tail())
         shutil.rmtree(self.dir, ignore_errors=True)
         return rc
+
+
+def main(*modules):
+    """Run the calling file's tests against the server under test: each
+    module given gets it as its BIN; exit 77 (skipped) when there is none."""
+    import unittest
+    bin_path = binary(sys.argv)
+    if not bin_path:
+        print("no server under test: build cudis-server or set CUDIS_E2E_SERVER; skipped")
+        sys.exit(SKIP)
+    for m in modules:
+        m.BIN = bin_path
+    unittest.main(module="__main__", argv=strip_server_arg(sys.argv), verbosity=2)
+

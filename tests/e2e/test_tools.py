@@ -128,9 +128,4 @@ class Tools(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    BIN = e2e_server.binary(sys.argv)
-    if not BIN:
-        print("no server under test: build cudis-server or set CUDIS_E2E_SERVER; skipped")
-        sys.exit(e2e_server.SKIP)
-    argv = e2e_server.strip_server_arg(sys.argv)
-    unittest.main(argv=argv, verbosity=2)
+    e2e_server.main(sys.modules[__name__])
