@@ -311,6 +311,8 @@ H(cmd_reset)
     pubsub_unsubscribe_all(c);
     pubsub_monitor_stop(c);
     tracking_disable(c);
+    c->reply_off = c->reply_skip = c->reply_skip_next = false;
+    c->silent = false; /* RESET answers (NO-EVICT and NO-TOUCH stay, as in Redis 7.0) */
     c->proto = 2;
     c->db = 0;
     set_str(c, &c->name, NULL, 0);

@@ -154,6 +154,14 @@ class Modes(Base):
         self.assertEqual(a.call("GET", "k"), b"v")
         self.assertEqual(a.call("CLIENT", "NO-TOUCH", "off"), "OK")
 
+    def test_reset_ends_reply_off_keeps_no_evict(self):
+        a = self.conn()
+        a.call("CLIENT", "NO-EVICT", "on")
+        a.send("CLIENT", "REPLY", "OFF")
+        self.assertEqual(a.call("RESET"), "RESET")
+        self.assertIn(" flags=e ", a.call("CLIENT", "INFO").decode())
+        self.assertEqual(a.call("PING"), "PONG")
+
 
 class BusyScript(Base):
     """A script past busy-reply-threshold: others get BUSY, SCRIPT KILL ends it."""
