@@ -230,7 +230,7 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
             memset(&b->res[i], 0, sizeof(b->res[i]));
             b->res[i].status = rc;
         }
-        st->failed++;
+        STAT_INC(st->failed);
         return rc;
     }
     /* values that did not fit the out buffer: the engine grows it */
@@ -240,7 +240,7 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
     (void)engine_rerun_outbuf(e, &cb, &reruns); /* a failure is in those ops' status */
     b->out = cb.out;
     b->out_cap = cb.out_cap;
-    st->outbuf_reruns += reruns;
+    STAT_ADD(st->outbuf_reruns, reruns);
     keyspace_batch_done(b, &cb);
     return CUDIS_OK;
 }
@@ -313,12 +313,12 @@ static void batch_answer(batch_flusher *f, batcher *b, int reason, int64_t now, 
 {
     batch_stats *st = &f->open->st;
     batch_record(st, b->nops, wait_us, exec_ns);
-    st->cmds += b->npend;
+    STAT_ADD(st->cmds, b->npend);
     switch (reason) {
-    case SEAL_CONFLICT: st->sealed_conflict++; break;
-    case SEAL_FULL: st->sealed_full++; break;
-    case SEAL_DEADLINE: st->sealed_deadline++; break;
-    case SEAL_DRAIN: st->sealed_drain++; break;
+    case SEAL_CONFLICT: STAT_INC(st->sealed_conflict); break;
+    case SEAL_FULL: STAT_INC(st->sealed_full); break;
+    case SEAL_DEADLINE: STAT_INC(st->sealed_deadline); break;
+    case SEAL_DRAIN: STAT_INC(st->sealed_drain); break;
     default: break;
     }
     uint64_t per_op_ns = b->nops ? exec_ns / b->nops : 0;
@@ -461,12 +461,12 @@ static int bucket(uint64_t v)
 
 void batch_record(batch_stats *st, uint32_t nops, uint64_t wait_us, uint64_t exec_ns)
 {
-    st->batches++;
-    st->ops += nops;
-    st->size_hist[bucket(nops)]++;
-    st->wait_hist[bucket(wait_us)]++;
-    st->wait_us_sum += wait_us;
-    st->exec_ns += exec_ns;
+    STAT_INC(st->batches);
+    STAT_ADD(st->ops, nops);
+    STAT_INC(st->size_hist[bucket(nops)]);
+    STAT_INC(st->wait_hist[bucket(wait_us)]);
+    STAT_ADD(st->wait_us_sum, wait_us);
+    STAT_ADD(st->exec_ns, exec_ns);
 }
 
 uint64_t hist_quantile(const uint64_t *h, double q)

@@ -61,6 +61,15 @@ typedef struct op_meta {
 
 #define HIST_BUCKETS 24
 
+/* Statistics counters: written by their loop's thread only, read by INFO
+ * and reset by CONFIG RESETSTAT from any: relaxed atomics (plain moves on
+ * x86, no locked instruction). */
+#define STAT_ADD(x, n)                                                                             \
+    __atomic_store_n(&(x), __atomic_load_n(&(x), __ATOMIC_RELAXED) + (n), __ATOMIC_RELAXED)
+#define STAT_INC(x) STAT_ADD(x, 1)
+#define STAT_GET(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+#define STAT_SET(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELAXED)
+
 typedef struct batch_stats {
     uint64_t batches, ops, cmds;
     uint64_t size_hist[HIST_BUCKETS]; /* bucket i: sizes in [2^i, 2^(i+1)) */
@@ -117,11 +126,11 @@ typedef struct cmd_stat {
 /* One call of a command that took `usec` microseconds. */
 static inline void cmd_stat_call(cmd_stat *cs, uint64_t usec, bool track)
 {
-    cs->calls++;
-    cs->usec += usec;
+    STAT_INC(cs->calls);
+    STAT_ADD(cs->usec, usec);
     if (track) {
         int b = usec > 1 ? 63 - __builtin_clzll(usec) : 0;
-        cs->lat[b < CMD_LAT_BUCKETS ? b : CMD_LAT_BUCKETS - 1]++;
+        STAT_INC(cs->lat[b < CMD_LAT_BUCKETS ? b : CMD_LAT_BUCKETS - 1]);
     }
 }
 

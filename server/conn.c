@@ -181,7 +181,7 @@ void conn_create(loop *lp, int fd, bool is_unix)
     lp->clients = c;
     lp->nclients++;
     pthread_mutex_unlock(&lp->lock);
-    lp->st.conns++;
+    STAT_INC(lp->st.conns);
     event_add(c->rev, NULL);
     log_msg(LL_DEBUG, "Accepted %s", c->addr);
 }
@@ -256,7 +256,7 @@ void conn_write(conn *c)
         ssize_t n = write(c->fd, c->out.p + c->out_sent, c->out.len - c->out_sent);
         if (n > 0) {
             c->out_sent += (size_t)n;
-            c->lp->st.net_out += (uint64_t)n;
+            STAT_ADD(c->lp->st.net_out, (uint64_t)n);
         } else if (n < 0 && errno == EINTR) {
             continue;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -310,16 +310,18 @@ static void count_error(loop *lp, const char *msg)
         n++;
     }
     code[n] = '\0';
-    lp->st.errors++;
-    for (int i = 0; i < lp->st.nerr; i++) {
+    STAT_INC(lp->st.errors);
+    int nerr = __atomic_load_n(&lp->st.nerr, __ATOMIC_RELAXED);
+    for (int i = 0; i < nerr; i++) {
         if (!strcmp(lp->st.err_names[i], code)) {
-            lp->st.err_counts[i]++;
+            STAT_INC(lp->st.err_counts[i]);
             return;
         }
     }
-    if (lp->st.nerr < ERRSTAT_MAX) {
-        memcpy(lp->st.err_names[lp->st.nerr], code, n + 1);
-        lp->st.err_counts[lp->st.nerr++] = 1;
+    if (nerr < ERRSTAT_MAX) {
+        memcpy(lp->st.err_names[nerr], code, n + 1);
+        STAT_SET(lp->st.err_counts[nerr], 1);
+        __atomic_store_n(&lp->st.nerr, nerr + 1, __ATOMIC_RELEASE); /* the name first */
     }
 }
 
@@ -328,7 +330,7 @@ void conn_error(conn *c, const char *msg)
     resp_error(&c->out, msg);
     count_error(c->lp, msg);
     if (c->cur_cmd) {
-        c->lp->st.cmds[cmd_idx(c->cur_cmd)].failed++;
+        STAT_INC(c->lp->st.cmds[cmd_idx(c->cur_cmd)].failed);
     }
 }
 
@@ -450,7 +452,7 @@ bool conn_read_once(conn *c)
         return false;
     }
     c->qlen += (size_t)n;
-    lp->st.net_in += (uint64_t)n;
+    STAT_ADD(lp->st.net_in, (uint64_t)n);
     c->last_ms = cudis_now_ms();
     size_t unparsed = c->qlen - (resp_parser_busy(&c->rp) ? c->rp.cmd_start : c->qpos);
     if ((long long)unparsed > srv.cfg.client_query_buffer_limit) {

@@ -73,7 +73,7 @@ static bool keys_conflict(batcher *b, const command *cmd, int argc, char **argv,
  * now ("EXECABORT ... because of: ..."). */
 static void reject(conn *c, const command *cmd, const char *code, const char *msg, size_t before)
 {
-    c->lp->st.cmds[cmd_idx(cmd)].rejected++;
+    STAT_INC(c->lp->st.cmds[cmd_idx(cmd)].rejected);
     if (cmd->fn == cmd_exec) {
         multi_discard(c);
         conn_errorf(c, "EXECABORT Transaction discarded because of: %s%s%s",

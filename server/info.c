@@ -64,21 +64,23 @@ static void sum_stats(loop_stats *t, batch_stats *bs)
     t->cmds = xcalloc((size_t)nc, sizeof(cmd_stat));
     for (int l = 0; l < srv.nloops; l++) {
         loop *lp = &srv.loops[l];
-        t->commands += lp->st.commands;
-        t->net_in += lp->st.net_in;
-        t->net_out += lp->st.net_out;
-        t->conns += lp->st.conns;
-        t->errors += lp->st.errors;
+        t->commands += STAT_GET(lp->st.commands);
+        t->net_in += STAT_GET(lp->st.net_in);
+        t->net_out += STAT_GET(lp->st.net_out);
+        t->conns += STAT_GET(lp->st.conns);
+        t->errors += STAT_GET(lp->st.errors);
         for (int i = 0; i < nc; i++) {
-            t->cmds[i].calls += lp->st.cmds[i].calls;
+            const cmd_stat *s = &lp->st.cmds[i];
+            t->cmds[i].calls += STAT_GET(s->calls);
             for (int b = 0; b < CMD_LAT_BUCKETS; b++) {
-                t->cmds[i].lat[b] += lp->st.cmds[i].lat[b];
+                t->cmds[i].lat[b] += STAT_GET(s->lat[b]);
             }
-            t->cmds[i].usec += lp->st.cmds[i].usec;
-            t->cmds[i].rejected += lp->st.cmds[i].rejected;
-            t->cmds[i].failed += lp->st.cmds[i].failed;
+            t->cmds[i].usec += STAT_GET(s->usec);
+            t->cmds[i].rejected += STAT_GET(s->rejected);
+            t->cmds[i].failed += STAT_GET(s->failed);
         }
-        for (int e = 0; e < lp->st.nerr; e++) {
+        int nerr = __atomic_load_n(&lp->st.nerr, __ATOMIC_ACQUIRE);
+        for (int e = 0; e < nerr; e++) {
             int k = 0;
             while (k < t->nerr && strcmp(t->err_names[k], lp->st.err_names[e])) {
                 k++;
@@ -89,23 +91,13 @@ static void sum_stats(loop_stats *t, batch_stats *bs)
                 }
                 strcpy(t->err_names[t->nerr++], lp->st.err_names[e]);
             }
-            t->err_counts[k] += lp->st.err_counts[e];
+            t->err_counts[k] += STAT_GET(lp->st.err_counts[e]);
         }
-        const batch_stats *s = &lp->b.st;
-        bs->batches += s->batches;
-        bs->ops += s->ops;
-        bs->cmds += s->cmds;
-        bs->exec_ns += s->exec_ns;
-        bs->wait_us_sum += s->wait_us_sum;
-        bs->sealed_conflict += s->sealed_conflict;
-        bs->sealed_full += s->sealed_full;
-        bs->sealed_deadline += s->sealed_deadline;
-        bs->sealed_drain += s->sealed_drain;
-        bs->outbuf_reruns += s->outbuf_reruns;
-        bs->failed += s->failed;
-        for (int i = 0; i < HIST_BUCKETS; i++) {
-            bs->size_hist[i] += s->size_hist[i];
-            bs->wait_hist[i] += s->wait_hist[i];
+        /* batch_stats is all uint64_t counters: summed word by word */
+        const uint64_t *s = (const uint64_t *)&lp->b.st;
+        uint64_t *d = (uint64_t *)bs;
+        for (size_t w = 0; w < sizeof(*bs) / sizeof(uint64_t); w++) {
+            d[w] += STAT_GET(s[w]);
         }
     }
 }
@@ -213,24 +205,25 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
                     "aof_last_write_status:ok\r\n",
                     (long long)srv.start_ms / 1000);
     }
+    double ops_per_sec;
+    __atomic_load(&srv.ops_per_sec, &ops_per_sec, __ATOMIC_RELAXED);
     if (want("stats", argc, argv, lens, true)) {
         SECTION("Stats");
-        sbuf_printf(o,
-                    "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
-                    "instantaneous_ops_per_sec:%.0f\r\ntotal_net_input_bytes:%llu\r\n"
-                    "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
-                    "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
-                    "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
-                    "total_error_replies:%llu\r\ntotal_reads_processed:0\r\n"
-                    "total_writes_processed:0\r\n",
-                    (unsigned long long)atomic_load(&srv.total_conns),
-                    (unsigned long long)t.commands, srv.ops_per_sec,
-                    (unsigned long long)t.net_in, (unsigned long long)t.net_out,
-                    (unsigned long long)atomic_load(&srv.rejected_conns),
-                    (unsigned long long)es.evict_expired,
-                    (unsigned long long)(es.evict_bucket + es.evict_memory),
-                    (unsigned long long)es.hits, (unsigned long long)es.misses,
-                    (unsigned long long)t.errors);
+        sbuf_printf(
+            o,
+            "total_connections_received:%llu\r\ntotal_commands_processed:%llu\r\n"
+            "instantaneous_ops_per_sec:%.0f\r\ntotal_net_input_bytes:%llu\r\n"
+            "total_net_output_bytes:%llu\r\nrejected_connections:%llu\r\n"
+            "expired_keys:%llu\r\nevicted_keys:%llu\r\nkeyspace_hits:%llu\r\n"
+            "keyspace_misses:%llu\r\npubsub_channels:0\r\npubsub_patterns:0\r\n"
+            "total_error_replies:%llu\r\ntotal_reads_processed:0\r\n"
+            "total_writes_processed:0\r\n",
+            (unsigned long long)atomic_load(&srv.total_conns), (unsigned long long)t.commands,
+            ops_per_sec, (unsigned long long)t.net_in, (unsigned long long)t.net_out,
+            (unsigned long long)atomic_load(&srv.rejected_conns),
+            (unsigned long long)es.evict_expired,
+            (unsigned long long)(es.evict_bucket + es.evict_memory), (unsigned long long)es.hits,
+            (unsigned long long)es.misses, (unsigned long long)t.errors);
         tracking_info(o);
     }
     if (want("replication", argc, argv, lens, true)) {
@@ -353,15 +346,27 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
     free(t.cmds);
 }
 
+static void zero_words(void *p, size_t bytes)
+{
+    uint64_t *w = p;
+    for (size_t i = 0; i < bytes / sizeof(uint64_t); i++) {
+        STAT_SET(w[i], 0);
+    }
+}
+
 void stats_reset_all(void)
 {
     for (int l = 0; l < srv.nloops; l++) {
         loop *lp = &srv.loops[l];
-        cmd_stat *cmds = lp->st.cmds;
-        memset(cmds, 0, (size_t)cmd_count() * sizeof(cmd_stat));
-        memset(&lp->st, 0, sizeof(lp->st));
-        lp->st.cmds = cmds;
-        memset(&lp->b.st, 0, sizeof(lp->b.st));
+        /* the loops keep counting meanwhile: word by word, atomically */
+        zero_words(lp->st.cmds, (size_t)cmd_count() * sizeof(cmd_stat));
+        zero_words(&lp->b.st, sizeof(lp->b.st));
+        STAT_SET(lp->st.commands, 0);
+        STAT_SET(lp->st.net_in, 0);
+        STAT_SET(lp->st.net_out, 0);
+        STAT_SET(lp->st.conns, 0);
+        STAT_SET(lp->st.errors, 0);
+        __atomic_store_n(&lp->st.nerr, 0, __ATOMIC_RELEASE);
     }
     atomic_store(&srv.total_conns, 0);
     atomic_store(&srv.rejected_conns, 0);

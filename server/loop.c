@@ -189,7 +189,8 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         if (srv.ops_sample_ns) {
             double dt = (double)(ns - srv.ops_sample_ns) / 1e9;
             if (dt > 0) {
-                srv.ops_per_sec = (double)(total - srv.ops_sample_prev) / dt;
+                double ops = (double)(total - srv.ops_sample_prev) / dt;
+                __atomic_store(&srv.ops_per_sec, &ops, __ATOMIC_RELAXED); /* INFO reads it */
             }
         }
         srv.ops_sample_prev = total;
@@ -204,7 +205,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
             int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, ev);
             observe_event("expire-cycle", (cudis_mono_ns() - t0) / 1000);
             if (n > 0) {
-                srv.expired_keys += (uint64_t)n;
+                STAT_ADD(srv.expired_keys, (uint64_t)n);
             }
             if (ev != NULL) {
                 keyspace_engine_events(lp, ev);

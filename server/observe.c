@@ -458,9 +458,9 @@ static void sum_hist(int idx, uint64_t *calls, uint64_t h[CMD_LAT_BUCKETS])
     *calls = 0;
     for (int l = 0; l < srv.nloops; l++) {
         const cmd_stat *s = &srv.loops[l].st.cmds[idx];
-        *calls += s->calls;
+        *calls += STAT_GET(s->calls);
         for (int b = 0; b < CMD_LAT_BUCKETS; b++) {
-            h[b] += s->lat[b];
+            h[b] += STAT_GET(s->lat[b]);
         }
     }
 }
