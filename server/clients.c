@@ -39,6 +39,9 @@ static void client_line(sbuf *out, conn *c, int64_t now)
     if (c->no_touch) {
         flags[nf++] = 'T';
     }
+    if (atomic_load(&c->flags) & CONN_BLOCKED) {
+        flags[nf++] = 'b';
+    }
     if (nf == 0) {
         flags[nf++] = 'N';
     }
@@ -187,4 +190,93 @@ void clients_resume(loop *lp)
             conn_resume(c);
         }
     }
+}
+
+/* ------------------------------------------------------------------------
+ * Blocked clients (WAIT)
+ * ---------------------------------------------------------------------- */
+
+void clients_block(conn *c, int64_t deadline_ms)
+{
+    atomic_fetch_or(&c->flags, CONN_BLOCKED);
+    c->block_until = deadline_ms; /* it is still read: a hang-up is seen */
+    STAT_SET(c->lp->nblocked, c->lp->nblocked + 1);
+    if (deadline_ms != INT64_MAX) {
+        STAT_SET(c->lp->nblocked_timed, c->lp->nblocked_timed + 1);
+    }
+}
+
+void clients_block_gone(conn *c)
+{
+    STAT_SET(c->lp->nblocked, c->lp->nblocked - 1);
+    if (c->block_until != INT64_MAX) {
+        STAT_SET(c->lp->nblocked_timed, c->lp->nblocked_timed - 1);
+    }
+}
+
+static void unblock(conn *c, bool error)
+{
+    atomic_fetch_and(&c->flags, ~(uint32_t)(CONN_BLOCKED | CONN_UNBLOCK | CONN_UNBLOCK_ERR));
+    clients_block_gone(c);
+    if (c->flags & CONN_CLOSING) {
+        return;
+    }
+    size_t before = c->out.len;
+    if (error) {
+        conn_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else {
+        resp_int(&c->out, 0); /* no replica acknowledged */
+    }
+    reply_in_order(c, before);
+    conn_unblocked(c);
+}
+
+void clients_unblock_due(loop *lp, int64_t now_ms)
+{
+    if (STAT_GET(lp->nblocked) == 0) {
+        return;
+    }
+    for (conn *c = lp->clients; c != NULL; c = c->next) {
+        uint32_t f = atomic_load(&c->flags);
+        if (!(f & CONN_BLOCKED)) {
+            continue;
+        }
+        if ((f & CONN_UNBLOCK) || now_ms >= c->block_until || (f & CONN_CLOSING)) {
+            unblock(c, (f & CONN_UNBLOCK_ERR) != 0);
+        }
+    }
+}
+
+int clients_unblock(conn *self, uint64_t id, bool error)
+{
+    for (int i = 0; i < srv.nloops; i++) {
+        loop *lp = &srv.loops[i];
+        pthread_mutex_lock(&lp->lock);
+        for (conn *c = lp->clients; c; c = c->next) {
+            uint32_t f = atomic_load(&c->flags);
+            if (c->id != id || !(f & CONN_BLOCKED) || (f & (CONN_UNBLOCK | CONN_CLOSING))) {
+                continue;
+            }
+            if (c->lp == self->lp) {
+                pthread_mutex_unlock(&lp->lock);
+                unblock(c, error);
+            } else {
+                atomic_fetch_or(&c->flags, CONN_UNBLOCK | (error ? CONN_UNBLOCK_ERR : 0));
+                pthread_mutex_unlock(&lp->lock);
+                loop_wake(lp);
+            }
+            return 1;
+        }
+        pthread_mutex_unlock(&lp->lock);
+    }
+    return 0;
+}
+
+long clients_blocked(bool timed_only)
+{
+    long n = 0;
+    for (int i = 0; i < srv.nloops; i++) {
+        n += timed_only ? STAT_GET(srv.loops[i].nblocked_timed) : STAT_GET(srv.loops[i].nblocked);
+    }
+    return n;
 }

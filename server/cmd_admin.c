@@ -276,7 +276,13 @@ H(cmd_wait)
     if (!arg_timeout(c, argv[2], lens[2], &t)) {
         return;
     }
-    resp_int(&c->out, 0);
+    /* no replica ever acknowledges: asked for none (or inside EXEC), 0 at
+     * once; else 0 when the timeout ends (never, with 0) or CLIENT UNBLOCK */
+    if (n <= 0 || c->in_exec || (c->flags & CONN_FAKE)) {
+        resp_int(&c->out, 0);
+        return;
+    }
+    clients_block(c, t == 0 ? INT64_MAX : cudis_now_ms() + t);
 }
 
 H(cmd_swapdb)
@@ -480,8 +486,8 @@ H(cmd_client_no_touch)
     }
 }
 
-/* CLIENT UNBLOCK: no cudis command blocks a client (WAIT answers at once:
- * there are no replicas), so no client is ever unblocked. */
+/* CLIENT UNBLOCK: a client blocked in WAIT gets 0 (TIMEOUT) or the
+ * UNBLOCKED error; 1 when there was one. */
 H(cmd_client_unblock)
 {
     long long id;
@@ -496,7 +502,8 @@ H(cmd_client_unblock)
         conn_error(c, "ERR syntax error");
         return;
     }
-    resp_int(&c->out, 0);
+    resp_int(&c->out,
+             clients_unblock(c, (uint64_t)id, argc == 4 && util_eq(argv[3], lens[3], "error")));
 }
 
 H(cmd_client_pause)

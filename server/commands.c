@@ -148,7 +148,7 @@ static const command table[] = {
     {.name = "flushall", .arity = -1, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_flushall, .group = "server", .since = "1.0.0", .summary = "Removes all keys from all databases.", .complexity = "O(N)"},
     {.name = "lastsave", .arity = 1, .flags = CONN_F, .fn = cmd_lastsave, .group = "server", .since = "1.0.0", .summary = "Returns the Unix timestamp of the last successful save to disk."},
     {.name = "role", .arity = 1, .flags = CONN_F, .fn = cmd_role, .group = "server", .since = "2.8.12", .summary = "Returns the replication role."},
-    {.name = "wait", .arity = 3, .flags = 0, .fn = cmd_wait, .group = "generic", .since = "3.0.0", .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
+    {.name = "wait", .arity = 3, .flags = CMD_NOSCRIPT, .fn = cmd_wait, .group = "generic", .since = "3.0.0", .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
     {.name = "swapdb", .arity = 3, .flags = CMD_WRITE | CMD_FAST | CMD_EXCL, .fn = cmd_swapdb, .group = "server", .since = "4.0.0", .summary = "Swaps two Redis databases.", .complexity = "O(N)"},
     {.name = "time", .arity = 1, .flags = CONN_F, .fn = cmd_time, .group = "server", .since = "2.6.0", .summary = "Returns the server time."},
     {.name = "info", .arity = -1, .flags = CMD_LOADING | CMD_STALE | CMD_EXCL, .fn = cmd_info, .group = "server", .since = "1.0.0", .summary = "Returns information and statistics about the server.", .complexity = "O(1)"},

@@ -54,6 +54,9 @@ void conn_free(conn *c)
     if (c->flags & CONN_PAUSED) {
         lp->npaused--;
     }
+    if (atomic_load(&c->flags) & CONN_BLOCKED) {
+        clients_block_gone(c);
+    }
     multi_discard(c);      /* and its watched keys */
     tracking_conn_gone(c); /* before its queued messages go: none comes after */
     pubsub_conn_gone(c);
@@ -351,7 +354,7 @@ void conn_errorf(conn *c, const char *fmt, ...)
 static void process_input(conn *c)
 {
     loop *lp = c->lp;
-    while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSING))) {
+    while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSING | CONN_BLOCKED))) {
         c->rp.max_bulk = srv.cfg.proto_max_bulk_len;
         c->rp.unauth = !c->authed && srv.cfg.requirepass && srv.cfg.requirepass[0];
         int r = resp_parse(&c->rp, c->qbuf, c->qlen, &c->qpos);
@@ -399,6 +402,12 @@ static void after_input(conn *c)
     } else if ((c->flags & CONN_CLOSE_AFTER_REPLY) && c->pending == 0) {
         conn_want_write(c);
     }
+}
+
+void conn_unblocked(conn *c)
+{
+    process_input(c);
+    after_input(c);
 }
 
 void conn_resume(conn *c)

@@ -170,11 +170,13 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
     }
     if (want("clients", argc, argv, lens, true)) {
         SECTION("Clients");
-        sbuf_printf(o,
-                    "connected_clients:%ld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
-                    "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
-                    "blocked_clients:0\r\ntracking_clients:%ld\r\nclients_in_timeout_table:0\r\n",
-                    atomic_load(&srv.connected), srv.cfg.maxclients, tracking_clients());
+        sbuf_printf(
+            o,
+            "connected_clients:%ld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
+            "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
+            "blocked_clients:%ld\r\ntracking_clients:%ld\r\nclients_in_timeout_table:%ld\r\n",
+            atomic_load(&srv.connected), srv.cfg.maxclients, clients_blocked(false),
+            tracking_clients(), clients_blocked(true));
     }
     if (want("memory", argc, argv, lens, true)) {
         long long rss = info_rss_bytes();

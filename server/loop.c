@@ -95,6 +95,7 @@ static void loop_take_work(loop *lp)
     pthread_mutex_unlock(&lp->lock);
     pubsub_drain_inbox(lp);
     clients_resume(lp); /* CLIENT UNPAUSE wakes every loop */
+    clients_unblock_due(lp, cudis_now_ms()); /* and CLIENT UNBLOCK this one */
     for (int i = 0; i < nf; i++) {
         bool is_unix = fds[i] < 0;
         conn_create(lp, is_unix ? -fds[i] - 1 : fds[i], is_unix);
@@ -176,7 +177,8 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
     for (conn *c = list; c; c = c->next) {
         conn_cron(c, now);
     }
-    clients_resume(lp); /* a CLIENT PAUSE that timed out */
+    clients_resume(lp);           /* a CLIENT PAUSE that timed out */
+    clients_unblock_due(lp, now); /* a WAIT that did */
     if (lp->b.npend > 0) {
         loop_flush(lp, SEAL_DEADLINE);
     }

@@ -149,10 +149,12 @@ void cmd_exec(conn *c, int argc, char **argv, uint32_t *lens)
     } else {
         resp_array(&c->out, m->n);
         reply_in_order(c, before);
+        c->in_exec = true;
         for (int i = 0; i < m->n; i++) {
             multi_cmd *q = &m->cmds[i];
             dispatch_run(c, q->cmd, q->argc, q->argv, q->lens);
         }
+        c->in_exec = false;
     }
     excl_end(lp, locked);
     multi_free(m);

@@ -51,6 +51,10 @@ typedef struct pend pend;
 #define CONN_FAKE 0x80 /* a script's client: no socket, replies read back */
 #define CONN_MONITOR 0x100 /* MONITOR: gets every command as it runs */
 #define CONN_PAUSED 0x200  /* CLIENT PAUSE holds its parsed command (and its reads) */
+#define CONN_BLOCKED                                                                               \
+    0x400 /* WAIT: no reply, input kept unrun, until its timeout or CLIENT UNBLOCK */
+#define CONN_UNBLOCK 0x800 /* CLIENT UNBLOCK from another loop (CONN_UNBLOCK_ERR: ERROR) */
+#define CONN_UNBLOCK_ERR 0x1000
 
 /* A transaction being queued (MULTI ... EXEC). */
 typedef struct multi_cmd {
@@ -121,6 +125,8 @@ struct conn {
      * replies of the command running now are dropped */
     bool reply_off, reply_skip, reply_skip_next, silent;
     bool no_evict, no_touch; /* CLIENT NO-EVICT, CLIENT NO-TOUCH */
+    bool in_exec;            /* EXEC runs its commands */
+    int64_t block_until;     /* CONN_BLOCKED: when it times out (INT64_MAX: never) */
 };
 
 /* ------------------------------------------------------------------------
@@ -156,6 +162,8 @@ struct loop {
     ps_msg *inbox, *inbox_tail; /* messages for our clients from other loops (lock) */
     conn *running;              /* the client whose (unbatched) command runs now */
     int npaused;                /* clients holding a command for CLIENT PAUSE */
+    int nblocked;               /* clients blocked in WAIT (INFO reads it: STAT_*) */
+    int nblocked_timed;         /* those of them with a timeout */
     bool busy;                  /* serving events from inside a busy script */
     uint64_t busy_ns;           /* when it last did */
     cudis_evbuf sweep_ev;       /* what active expiry removed (loop 0) */
@@ -251,6 +259,8 @@ bool conn_check_obuf(conn *c);
 void conn_cron(conn *c, int64_t now);
 /* A client that held its command for CLIENT PAUSE runs it and the rest. */
 void conn_resume(conn *c);
+/* A client WAIT blocked was answered: it reads and runs its input again. */
+void conn_unblocked(conn *c);
 bool conn_addr_is_local(const struct sockaddr_storage *ss);
 void conn_error(conn *c, const char *msg);  /* error reply with stats */
 void conn_errorf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -267,6 +277,15 @@ int clients_paused(int64_t now_ms);
 bool clients_pause_set(void);
 /* Run again the clients of lp whose command waited, if the pause let them. */
 void clients_resume(loop *lp);
+/* WAIT: c gets no reply and reads nothing until deadline_ms (INT64_MAX:
+ * never) or CLIENT UNBLOCK; then it is answered 0 (or UNBLOCKED). */
+void clients_block(conn *c, int64_t deadline_ms);
+/* Blocked clients of lp whose time came, or that CLIENT UNBLOCK asked for. */
+void clients_unblock_due(loop *lp, int64_t now_ms);
+/* CLIENT UNBLOCK id: 1 when that client was blocked (it is answered). */
+int clients_unblock(conn *self, uint64_t id, bool error);
+long clients_blocked(bool timed_only); /* INFO blocked_clients, clients_in_timeout_table */
+void clients_block_gone(conn *c);      /* a blocked client is freed */
 int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme);
 
 /* cmd_*.c: Redis-style helpers */

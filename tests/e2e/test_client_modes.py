@@ -163,6 +163,67 @@ class Modes(Base):
         self.assertEqual(a.call("PING"), "PONG")
 
 
+class Blocking(Base):
+    """WAIT with no replica: 0 at once when none is asked for, else after the
+    timeout (or never); CLIENT UNBLOCK answers it early."""
+
+    def info(self, c, field):
+        for line in c.call("INFO", "clients").decode().split("\r\n"):
+            if line.startswith(field + ":"):
+                return int(line.split(":")[1])
+        raise AssertionError(field)
+
+    def test_wait_times_out_and_holds_what_follows(self):
+        a = self.conn()
+        self.assertEqual(a.call("WAIT", "0", "0"), 0)
+        t0 = time.time()
+        a.send("WAIT", "1", "300")
+        a.send("PING")
+        self.assertEqual(a.read(), 0)
+        self.assertEqual(a.read(), "PONG")
+        self.assertGreaterEqual(time.time() - t0, 0.29)
+        self.assertEqual(a.call("WAIT", "x", "0"), Err("ERR value is not an integer or out of range"))
+        self.assertEqual(a.call("WAIT", "1", "-1"), Err("ERR timeout is negative"))
+        self.assertEqual(a.call("MULTI"), "OK")
+        self.assertEqual(a.call("WAIT", "1", "0"), "QUEUED")
+        self.assertEqual(a.call("EXEC"), [0])  # inside a transaction: at once
+        self.assertTrue(a.call("EVAL", "return redis.call('wait', 1, 0)", "0").startswith(
+            "ERR This Redis command is not allowed from script"))
+
+    def test_unblock(self):
+        a, b = self.conn(), self.conn()
+        aid = a.call("CLIENT", "ID")
+        a.send("WAIT", "1", "0")
+        a.send("PING")
+        time.sleep(0.2)
+        self.assertEqual(self.info(b, "blocked_clients"), 1)
+        self.assertEqual(self.info(b, "clients_in_timeout_table"), 0)
+        self.assertIn(" flags=b ", [l for l in b.call("CLIENT", "LIST").decode().split("\n")
+                                    if l.startswith("id=%d " % aid)][0])
+        self.assertTrue(a.nothing_more(0.2))
+        self.assertEqual(b.call("CLIENT", "UNBLOCK", aid), 1)
+        self.assertEqual(a.read(), 0)
+        self.assertEqual(a.read(), "PONG")
+        self.assertEqual(b.call("CLIENT", "UNBLOCK", aid), 0)  # not blocked now
+        a.send("WAIT", "1", "5000")
+        time.sleep(0.1)
+        self.assertEqual(self.info(b, "clients_in_timeout_table"), 1)
+        self.assertEqual(b.call("CLIENT", "UNBLOCK", aid, "ERROR"), 1)
+        self.assertEqual(a.read(), Err("UNBLOCKED client unblocked via CLIENT UNBLOCK"))
+        self.assertEqual(self.info(b, "blocked_clients"), 0)
+
+    def test_a_blocked_client_that_hangs_up_is_freed(self):
+        a, b = self.conn(), self.conn()
+        a.send("WAIT", "1", "0")
+        time.sleep(0.1)
+        self.assertEqual(self.info(b, "blocked_clients"), 1)
+        a.close()
+        self.conns.remove(a)
+        time.sleep(0.3)
+        self.assertEqual(self.info(b, "blocked_clients"), 0)
+        self.assertEqual(self.info(b, "connected_clients"), 1)
+
+
 class BusyScript(Base):
     """A script past busy-reply-threshold: others get BUSY, SCRIPT KILL ends it."""
 
