@@ -503,7 +503,8 @@ class EngineRemovals(Base):
             self.assertEqual(b.call("EXISTS", k), 0, k)
         # every tracked key that went was invalidated for the tracking client
         gone = {b"t%d" % i for i in range(200) if b.call("EXISTS", "t%d" % i) == 0}
-        self.assertTrue(gone)
+        if os.environ.get("CUDIS_E2E_ENGINE", "cpu") != "lfu":  # LFU keeps the keys read twice
+            self.assertTrue(gone)
         told = set()
         while not t.nothing_more():
             f = t.read()
