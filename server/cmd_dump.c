@@ -113,6 +113,23 @@ static bool put_int(sbuf *o, const uint8_t *v, uint32_t n)
     return true;
 }
 
+void rdb_put_string(sbuf *o, const void *s, size_t n)
+{
+    put_len(o, n);
+    sbuf_add(o, s, n);
+}
+
+void rdb_put_footer(sbuf *o)
+{
+    uint8_t tail[8] = {RDB_VERSION & 0xff, RDB_VERSION >> 8};
+    sbuf_add(o, tail, 2);
+    uint64_t crc = crc64((const uint8_t *)o->p, o->len);
+    for (int i = 0; i < 8; i++) {
+        tail[i] = (uint8_t)(crc >> (8 * i));
+    }
+    sbuf_add(o, tail, 8);
+}
+
 static void rp_dump(conn *c, pend *p, const cudis_batch *b)
 {
     const cudis_result *r = RES(b, p, 0);
@@ -128,16 +145,9 @@ static void rp_dump(conn *c, pend *p, const cudis_batch *b)
     sbuf d = {0};
     sbuf_add(&d, "\0", 1); /* RDB_TYPE_STRING */
     if (!put_int(&d, v, r->val_len)) {
-        put_len(&d, r->val_len);
-        sbuf_add(&d, v, r->val_len);
+        rdb_put_string(&d, v, r->val_len);
     }
-    uint8_t tail[10] = {RDB_VERSION & 0xff, RDB_VERSION >> 8};
-    sbuf_add(&d, tail, 2);
-    uint64_t crc = crc64((const uint8_t *)d.p, d.len);
-    for (int i = 0; i < 8; i++) {
-        tail[i] = (uint8_t)(crc >> (8 * i));
-    }
-    sbuf_add(&d, tail, 8);
+    rdb_put_footer(&d);
     resp_bulk(&c->out, d.p, d.len);
     sbuf_free(&d);
 }
@@ -154,9 +164,7 @@ void cmd_dump(conn *c, int argc, char **argv, uint32_t *lens)
  * RESTORE (runs alone)
  * ---------------------------------------------------------------------- */
 
-typedef struct rd {
-    const uint8_t *p, *end;
-} rd;
+typedef rdb_reader rd;
 
 /* An RDB length, or -1 for a special encoding (*enc set). */
 static bool get_len(rd *r, uint64_t *n, int *enc)
@@ -230,8 +238,7 @@ static bool lzf_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t cap
     return op == oe;
 }
 
-/* The string of a payload's body (type byte included); malloc'd. */
-static uint8_t *get_string(rd *r, uint32_t *len)
+uint8_t *rdb_get_string(rd *r, uint32_t *len)
 {
     uint64_t n;
     int enc;
@@ -281,6 +288,19 @@ static uint8_t *get_string(rd *r, uint32_t *len)
     r->p += n;
     *len = (uint32_t)n;
     return s;
+}
+
+bool rdb_footer_ok(const uint8_t *p, size_t n)
+{
+    if (n < 10) {
+        return false;
+    }
+    unsigned ver = p[n - 10] | (unsigned)p[n - 9] << 8;
+    uint64_t crc = 0;
+    for (int i = 0; i < 8; i++) {
+        crc |= (uint64_t)p[n - 8 + i] << (8 * i);
+    }
+    return ver <= RDB_VERSION_MAX && crc64(p, n - 8) == crc;
 }
 
 void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
@@ -337,22 +357,13 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
     }
     const uint8_t *pl = (const uint8_t *)argv[3];
     uint32_t n = lens[3];
-    if (n < 10) {
-        conn_error(c, "ERR DUMP payload version or checksum are wrong");
-        return;
-    }
-    unsigned ver = pl[n - 10] | (unsigned)pl[n - 9] << 8;
-    uint64_t crc = 0;
-    for (int i = 0; i < 8; i++) {
-        crc |= (uint64_t)pl[n - 8 + i] << (8 * i);
-    }
-    if (ver > RDB_VERSION_MAX || crc64(pl, n - 8) != crc) {
+    if (!rdb_footer_ok(pl, n)) {
         conn_error(c, "ERR DUMP payload version or checksum are wrong");
         return;
     }
     rd r = {pl + 1, pl + n - 10};
     uint32_t vlen = 0;
-    uint8_t *v = pl[0] == 0 ? get_string(&r, &vlen) : NULL;
+    uint8_t *v = pl[0] == 0 ? rdb_get_string(&r, &vlen) : NULL;
     if (v == NULL || r.p != r.end) {
         free(v);
         conn_error(c, "ERR Bad data format");

@@ -93,7 +93,7 @@ void cmd_memory_stats(conn *c, int argc, char **argv, uint32_t *lens)
     kv_int(c, "cluster.links", 0);
     kv_int(c, "aof.buffer", 0);
     kv_int(c, "lua.caches", (long long)m.lua);
-    kv_int(c, "functions.caches", 0);
+    kv_int(c, "functions.caches", (long long)function_memory());
     for (int d = 0; d < srv.cfg.databases; d++) {
         if (m.db_keys[d] == 0) {
             continue;

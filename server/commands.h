@@ -106,6 +106,17 @@ struct command {
     X(cmd_script_flush)                                                                            \
     X(cmd_script_kill)                                                                             \
     X(cmd_script_help)                                                                             \
+    X(cmd_fcall)                                                                                   \
+    X(cmd_fcall_ro)                                                                                \
+    X(cmd_function_load)                                                                           \
+    X(cmd_function_delete)                                                                         \
+    X(cmd_function_list)                                                                           \
+    X(cmd_function_stats)                                                                          \
+    X(cmd_function_flush)                                                                          \
+    X(cmd_function_kill)                                                                           \
+    X(cmd_function_dump)                                                                           \
+    X(cmd_function_restore)                                                                        \
+    X(cmd_function_help)                                                                           \
     X(cmd_slowlog_get)                                                                             \
     X(cmd_slowlog_len)                                                                             \
     X(cmd_slowlog_reset)                                                                           \

@@ -141,8 +141,8 @@ static bool may_write(const conn *c, const command *cmd)
     if (cmd->flags & CMD_WRITE) {
         return true;
     }
-    if (cmd->fn == cmd_eval || cmd->fn == cmd_evalsha || cmd->fn == cmd_publish ||
-        cmd->fn == cmd_spublish) {
+    if (cmd->fn == cmd_eval || cmd->fn == cmd_evalsha || cmd->fn == cmd_fcall ||
+        cmd->fn == cmd_publish || cmd->fn == cmd_spublish) {
         return true;
     }
     if (cmd->fn == cmd_exec && c->multi != NULL) {
@@ -223,9 +223,7 @@ static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens)
         return;
     }
     if (script_busy() && !(cmd->flags & CMD_ALLOW_BUSY)) {
-        reject(c, cmd, "BUSY",
-               "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN NOSAVE.",
-               before);
+        reject(c, cmd, "BUSY", script_busy_msg(), before);
         return;
     }
     if (c->proto == 2 && !(cmd->flags & CMD_PUBSUB) && pubsub_subscribed(c)) {

@@ -167,6 +167,7 @@ int server_main(int argc, char **argv)
     log_msg(LL_NOTICE, "Engine %s (requested %s): %s", engine_name(srv.eng), srv.cfg.engine, why);
     int rc = server_start();
     script_shutdown();
+    function_shutdown();
     engine_destroy(srv.eng);
     srv.eng = NULL;
     if (srv.cfg.pidfile && srv.cfg.pidfile[0]) {

@@ -35,13 +35,17 @@ int luaopen_bit(lua_State *L);   /* lua-bitop */
 
 static struct {
     lua_State *L;
-    int scripts_ref; /* registry: sha -> function */
-    int env_ref;     /* registry: the guarded environment scripts run in */
-    conn *fake;      /* the client of the script running now */
-    bool ro;         /* EVAL_RO / EVALSHA_RO */
-    uint64_t t0_ns;  /* when it started */
-    const char *sha;
+    int scripts_ref;  /* registry: sha -> function */
+    int env_ref;      /* registry: the guarded environment scripts run in */
+    conn *fake;       /* the client of the script running now */
+    bool ro;          /* EVAL_RO / EVALSHA_RO, FCALL_RO, a no-writes function */
+    bool fn;          /* what runs is a function (FCALL): FUNCTION KILL kills it */
+    bool loading;     /* a library's body runs (FUNCTION LOAD): at most 500 ms */
+    uint64_t t0_ns;   /* when it started */
+    const char *name; /* its SHA-1, or the function's name */
 } S = {.scripts_ref = LUA_NOREF, .env_ref = LUA_NOREF};
+
+#define LOAD_TIMEOUT_MS 500 /* Redis's for a library's body */
 
 /* Read by every loop: SCRIPT KILL may come from any of them. */
 static _Atomic bool running, busy, wrote, kill_req;
@@ -59,29 +63,53 @@ bool script_busy(void)
     return atomic_load_explicit(&busy, memory_order_relaxed);
 }
 
+const char *script_busy_msg(void)
+{
+    return S.fn ? "Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+                  "NOSAVE."
+                : "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+                  "NOSAVE.";
+}
+
+/* {err = msg} on the stack. */
+static void push_error(lua_State *L, const char *msg)
+{
+    lua_newtable(L);
+    lua_pushstring(L, msg);
+    lua_setfield(L, -2, "err");
+}
+
 /* Every 100000 instructions of a script: past busy-reply-threshold the
  * loop serves other clients (BUSY, SCRIPT KILL, SHUTDOWN) between them;
  * SCRIPT KILL or a shutdown ends the script with an error. */
 static void busy_hook(lua_State *L, lua_Debug *ar)
 {
     (void)ar;
+    if (S.loading && (cudis_mono_ns() - S.t0_ns) / 1000000 > LOAD_TIMEOUT_MS) {
+        push_error(L, "ERR FUNCTION LOAD timeout");
+        lua_error(L);
+    }
     if (!atomic_load(&running)) {
         return;
     }
     uint64_t ms = (cudis_mono_ns() - S.t0_ns) / 1000000;
+    const char *kill = S.fn ? "FUNCTION KILL" : "SCRIPT KILL";
     if (!atomic_load(&busy) && (long long)ms >= srv.cfg.busy_reply_threshold) {
         log_msg(LL_WARNING,
                 "Slow script detected: still in execution after %llu milliseconds. You can try "
-                "killing the script using the SCRIPT KILL command. Script name is: %s.",
-                (unsigned long long)ms, S.sha);
+                "killing the script using the %s command. Script name is: %s.",
+                (unsigned long long)ms, kill, S.name);
         atomic_store(&busy, true);
     }
     if (atomic_load(&busy)) {
         loop_busy_round(S.fake->lp);
     }
     if (atomic_load(&kill_req) || atomic_load(&srv.shutdown)) {
-        log_msg(LL_WARNING, atomic_load(&kill_req) ? "Lua script killed by user with SCRIPT KILL."
-                                                   : "Lua script stopped: the server shuts down.");
+        if (atomic_load(&kill_req)) {
+            log_msg(LL_WARNING, "Lua script killed by user with %s.", kill);
+        } else {
+            log_msg(LL_WARNING, "Lua script stopped: the server shuts down.");
+        }
         lua_pushstring(L, "Script killed by user with SCRIPT KILL...");
         lua_error(L);
     }
@@ -332,14 +360,6 @@ static void lua_to_resp(lua_State *L, int idx, sbuf *o, int proto, int depth)
  * The redis.* API
  * ---------------------------------------------------------------------- */
 
-/* {err = msg} on the stack. */
-static void push_error(lua_State *L, const char *msg)
-{
-    lua_newtable(L);
-    lua_pushstring(L, msg);
-    lua_setfield(L, -2, "err");
-}
-
 static int redis_call_generic(lua_State *L, bool raise)
 {
     int argc = lua_gettop(L);
@@ -518,24 +538,61 @@ static void open_lib(lua_State *L, const char *name, lua_CFunction fn)
     }
 }
 
+/* The guarded environment (reading an unknown global or writing any is an
+ * error), and a function switching what it reads: the globals, or (LOAD,
+ * a library's body at FUNCTION LOAD) only the load API, whose `redis` table
+ * is guarded the same way. */
 static const char GUARD[] =
-    "local G = ...\n"
-    "local env = setmetatable({}, {\n"
-    "  __index = function(_, k)\n"
-    "    local v = rawget(G, k)\n"
-    "    if v == nil then\n"
-    "      error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. "
+    "local G, LOAD = ...\n"
+    "local function guarded(get)\n"
+    "  return setmetatable({}, {\n"
+    "    __index = function(_, k)\n"
+    "      local v = get(k)\n"
+    "      if v == nil then\n"
+    "        error(\"Script attempted to access nonexistent global variable '\" .. tostring(k) .. "
     "\"'\", 2)\n"
-    "    end\n"
-    "    return v\n"
-    "  end,\n"
-    "  __newindex = function() error('Attempt to modify a readonly table', 2) end,\n"
-    "  __metatable = false,\n"
-    "})\n"
+    "      end\n"
+    "      return v\n"
+    "    end,\n"
+    "    __newindex = function() error('Attempt to modify a readonly table', 2) end,\n"
+    "    __metatable = false,\n"
+    "  })\n"
+    "end\n"
+    "local src = G\n"
+    "local env = guarded(function(k) return rawget(src, k) end)\n"
+    "if LOAD ~= nil then\n"
+    "  local R = LOAD.redis\n"
+    "  LOAD.redis = guarded(function(k) return rawget(R, k) end)\n"
+    "end\n"
     "rawset(G, '_G', env)\n"
-    "return env\n";
+    "return env, function(loading) if loading then src = LOAD else src = G end end\n";
 
-static void state_open(void)
+/* t.LOG_* and REDIS_VERSION(_NUM) into the table on top of the stack. */
+static void set_log_and_version(lua_State *L)
+{
+    static const struct {
+        const char *name;
+        int v;
+    } consts[] = {{"LOG_DEBUG", LL_DEBUG},
+                  {"LOG_VERBOSE", LL_VERBOSE},
+                  {"LOG_NOTICE", LL_NOTICE},
+                  {"LOG_WARNING", LL_WARNING},
+                  {NULL, 0}};
+    for (int i = 0; consts[i].name != NULL; i++) {
+        lua_pushnumber(L, consts[i].v);
+        lua_setfield(L, -2, consts[i].name);
+    }
+    lua_pushcfunction(L, l_log);
+    lua_setfield(L, -2, "log");
+    lua_pushstring(L, REDIS_COMPAT_VERSION);
+    lua_setfield(L, -2, "REDIS_VERSION");
+    int a = 0, b = 0, c = 0;
+    sscanf(REDIS_COMPAT_VERSION, "%d.%d.%d", &a, &b, &c);
+    lua_pushnumber(L, (a << 16) | (b << 8) | c);
+    lua_setfield(L, -2, "REDIS_VERSION_NUM");
+}
+
+lua_State *script_vm_create(int *env_ref, int *mode_ref, lua_CFunction register_fn)
 {
     lua_State *L = luaL_newstate();
     if (L == NULL) {
@@ -563,7 +620,6 @@ static void state_open(void)
                                    {"error_reply", l_error_reply},
                                    {"status_reply", l_status_reply},
                                    {"sha1hex", l_sha1hex},
-                                   {"log", l_log},
                                    {"setresp", l_setresp},
                                    {"replicate_commands", l_true},
                                    {"set_repl", l_nothing},
@@ -577,34 +633,44 @@ static void state_open(void)
     static const struct {
         const char *name;
         int v;
-    } consts[] = {{"LOG_DEBUG", LL_DEBUG},   {"LOG_VERBOSE", LL_VERBOSE},
-                  {"LOG_NOTICE", LL_NOTICE}, {"LOG_WARNING", LL_WARNING},
-                  {"REPL_NONE", 0},          {"REPL_AOF", 1},
-                  {"REPL_SLAVE", 2},         {"REPL_REPLICA", 2},
-                  {"REPL_ALL", 3},           {NULL, 0}};
-    for (int i = 0; consts[i].name != NULL; i++) {
-        lua_pushnumber(L, consts[i].v);
-        lua_setfield(L, -2, consts[i].name);
+    } repl[] = {{"REPL_NONE", 0},    {"REPL_AOF", 1}, {"REPL_SLAVE", 2},
+                {"REPL_REPLICA", 2}, {"REPL_ALL", 3}, {NULL, 0}};
+    for (int i = 0; repl[i].name != NULL; i++) {
+        lua_pushnumber(L, repl[i].v);
+        lua_setfield(L, -2, repl[i].name);
     }
-    lua_pushstring(L, REDIS_COMPAT_VERSION);
-    lua_setfield(L, -2, "REDIS_VERSION");
-    {
-        int a = 0, b = 0, c = 0;
-        sscanf(REDIS_COMPAT_VERSION, "%d.%d.%d", &a, &b, &c);
-        lua_pushnumber(L, (a << 16) | (b << 8) | c);
-        lua_setfield(L, -2, "REDIS_VERSION_NUM");
-    }
+    set_log_and_version(L);
     lua_setglobal(L, "redis");
-    lua_newtable(L);
-    S.scripts_ref = luaL_ref(L, LUA_REGISTRYINDEX);
     if (luaL_loadbuffer(L, GUARD, sizeof(GUARD) - 1, "=guard") != 0) {
         log_msg(LL_WARNING, "Lua guard: %s", lua_tostring(L, -1));
         abort();
     }
     lua_pushvalue(L, LUA_GLOBALSINDEX);
-    lua_call(L, 1, 1);
-    S.env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
-    S.L = L;
+    if (register_fn != NULL) { /* the load API: {redis = {register_function, log, ...}} */
+        lua_newtable(L);
+        lua_newtable(L);
+        lua_pushcfunction(L, register_fn);
+        lua_setfield(L, -2, "register_function");
+        set_log_and_version(L);
+        lua_setfield(L, -2, "redis");
+    } else {
+        lua_pushnil(L);
+    }
+    lua_call(L, 2, 2);
+    if (mode_ref != NULL) {
+        *mode_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    } else {
+        lua_pop(L, 1);
+    }
+    *env_ref = luaL_ref(L, LUA_REGISTRYINDEX);
+    return L;
+}
+
+static void state_open(void)
+{
+    S.L = script_vm_create(&S.env_ref, NULL, NULL);
+    lua_newtable(S.L);
+    S.scripts_ref = luaL_ref(S.L, LUA_REGISTRYINDEX);
 }
 
 static lua_State *state(void)
@@ -613,6 +679,33 @@ static lua_State *state(void)
         state_open();
     }
     return S.L;
+}
+
+int script_vm_load(lua_State *L, int mode_ref, char *err, size_t errlen)
+{
+    lua_rawgeti(L, LUA_REGISTRYINDEX, mode_ref);
+    lua_pushboolean(L, 1);
+    lua_call(L, 1, 0);
+    S.loading = true;
+    S.t0_ns = cudis_mono_ns();
+    int rc = lua_pcall(L, 0, 0, 0);
+    S.loading = false;
+    if (rc != 0) {
+        size_t n = 0;
+        const char *msg = lua_type(L, -1) == LUA_TTABLE ? str_field(L, -1, "err", &n) : NULL;
+        if (msg != NULL) {
+            snprintf(err, errlen, "ERR Error registering functions: %.*s", (int)n, msg);
+        } else {
+            msg = lua_tostring(L, -1);
+            snprintf(err, errlen, "ERR Error registering functions: ERR %s",
+                     msg != NULL ? msg : "(error object is not a string)");
+        }
+        lua_pop(L, 1);
+    }
+    lua_rawgeti(L, LUA_REGISTRYINDEX, mode_ref);
+    lua_pushboolean(L, 0);
+    lua_call(L, 1, 0);
+    return rc == 0 ? 0 : -1;
 }
 
 void script_shutdown(void)
@@ -664,7 +757,8 @@ static int err_handler(lua_State *L)
     int line = 0;
     lua_Debug ar;
     for (int lv = 0; lua_getstack(L, lv, &ar); lv++) {
-        if (lua_getinfo(L, "Sl", &ar) && strcmp(ar.source, "@user_script") == 0) {
+        if (lua_getinfo(L, "Sl", &ar) &&
+            (strcmp(ar.source, "@user_script") == 0 || strcmp(ar.source, "@user_function") == 0)) {
             line = ar.currentline;
             break;
         }
@@ -685,20 +779,19 @@ static int err_handler(lua_State *L)
     return 1;
 }
 
-static void set_array(lua_State *L, const char *name, char **v, uint32_t *lens, int n)
+/* A table of n strings on the stack. */
+static void push_array(lua_State *L, char **v, uint32_t *lens, int n)
 {
     lua_createtable(L, n, 0);
     for (int i = 0; i < n; i++) {
         lua_pushlstring(L, v[i], lens[i]);
         lua_rawseti(L, -2, i + 1);
     }
-    lua_setfield(L, LUA_GLOBALSINDEX, name);
 }
 
-/* Run script sha (compiled) with the keys and args of an EVAL's argv. */
-static void run(conn *c, const char *sha, int numkeys, int argc, char **argv, uint32_t *lens)
+void script_run(conn *c, lua_State *L, const script_call *call, int argc, char **argv,
+                uint32_t *lens)
 {
-    lua_State *L = state();
     conn fake;
     memset(&fake, 0, sizeof(fake));
     fake.lp = c->lp;
@@ -711,17 +804,24 @@ static void run(conn *c, const char *sha, int numkeys, int argc, char **argv, ui
     fake.trk = c->trk; /* its reads are remembered for the caller (tracking) */
     memcpy(fake.addr, c->addr, sizeof(fake.addr));
     S.fake = &fake;
-    S.sha = sha;
+    S.name = call->name;
+    S.fn = call->fn;
+    S.ro = call->ro;
     S.t0_ns = cudis_mono_ns();
     atomic_store(&kill_req, false);
     atomic_store(&wrote, false);
     atomic_store(&running, true);
     lua_pushcfunction(L, err_handler);
-    int eh = lua_gettop(L);
-    push_script(L, sha);
-    set_array(L, "KEYS", argv + 3, lens + 3, numkeys);
-    set_array(L, "ARGV", argv + 3 + numkeys, lens + 3 + numkeys, argc - 3 - numkeys);
-    int rc = lua_pcall(L, 0, 1, eh);
+    lua_insert(L, -2); /* below the function */
+    int eh = lua_gettop(L) - 1;
+    int nk = call->numkeys;
+    push_array(L, argv + 3, lens + 3, nk);
+    push_array(L, argv + 3 + nk, lens + 3 + nk, argc - 3 - nk);
+    if (!call->fn) { /* a script reads them as globals */
+        lua_setfield(L, LUA_GLOBALSINDEX, "ARGV");
+        lua_setfield(L, LUA_GLOBALSINDEX, "KEYS");
+    }
+    int rc = lua_pcall(L, call->fn ? 2 : 0, 1, eh);
     if (rc == 0) {
         lua_to_resp(L, -1, &c->out, c->proto, 0);
     } else if (lua_type(L, -1) == LUA_TTABLE) {
@@ -733,8 +833,9 @@ static void run(conn *c, const char *sha, int numkeys, int argc, char **argv, ui
         lua_getfield(L, -1, "line");
         int line = (int)lua_tonumber(L, -1);
         lua_pop(L, 1);
-        conn_errorf(c, "%s%.*s script: %s, on @user_script:%d.", plain ? "ERR " : "",
-                    (int)(n < 900 ? n : 900), msg != NULL ? msg : "", sha, line);
+        conn_errorf(c, "%s%.*s script: %s, on @%s:%d.", plain ? "ERR " : "",
+                    (int)(n < 900 ? n : 900), msg != NULL ? msg : "", call->name,
+                    call->fn ? "user_function" : "user_script", line);
     } else {
         conn_errorf(c, "ERR %s", lua_tostring(L, -1));
     }
@@ -743,6 +844,8 @@ static void run(conn *c, const char *sha, int numkeys, int argc, char **argv, ui
     atomic_store(&busy, false);
     atomic_store(&kill_req, false);
     S.fake = NULL;
+    S.ro = false;
+    S.fn = false;
     sbuf_free(&fake.out);
     lua_gc(L, LUA_GCSTEP, 1);
 }
@@ -789,9 +892,10 @@ static void eval_generic(conn *c, int argc, char **argv, uint32_t *lens, bool by
         }
     }
     if (ok) {
-        S.ro = ro;
-        run(c, sha, (int)numkeys, argc, argv, lens);
-        S.ro = false;
+        lua_State *L = state();
+        push_script(L, sha);
+        script_call call = {.name = sha, .numkeys = (int)numkeys, .ro = ro};
+        script_run(c, L, &call, argc, argv, lens);
     }
     excl_end(lp, locked);
 }
@@ -860,17 +964,24 @@ void cmd_script_flush(conn *c, int argc, char **argv, uint32_t *lens)
     reply_ok(c);
 }
 
-void cmd_script_kill(conn *c, int argc, char **argv, uint32_t *lens)
+void script_kill(conn *c, bool fn)
 {
-    (void)argc, (void)argv, (void)lens;
     if (!atomic_load(&running)) {
         conn_error(c, "NOTBUSY No scripts in execution right now.");
     } else if (atomic_load(&wrote)) {
         conn_error(c, "UNKILLABLE Sorry the script already executed write commands against the "
                       "dataset. You can either wait the script termination or kill the server "
                       "in a hard way using the SHUTDOWN NOSAVE command.");
+    } else if (fn != S.fn) { /* SCRIPT KILL kills no function, FUNCTION KILL no script */
+        conn_errorf(c, "BUSY %s", script_busy_msg());
     } else {
         atomic_store(&kill_req, true);
         reply_ok(c);
     }
+}
+
+void cmd_script_kill(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc, (void)argv, (void)lens;
+    script_kill(c, false);
 }

@@ -381,7 +381,27 @@ void tracking_info(sbuf *o); /* INFO stats lines */
 /* script.c: a script has run past busy-reply-threshold (other commands
  * get BUSY; its loop serves them from inside the script). */
 bool script_busy(void);
+const char *script_busy_msg(void); /* the BUSY error's text: which KILL applies */
 uint64_t script_memory(void); /* bytes the Lua state holds (MEMORY STATS lua.caches) */
+/* function.c: bytes the functions' Lua state holds, the libraries' own
+ * (INFO used_memory_vm_functions, used_memory_functions), their counts. */
+uint64_t function_memory(void);
+uint64_t function_overhead(void);
+int function_count(void);
+int library_count(void);
+
+/* cmd_dump.c: Redis's serialization, for DUMP/RESTORE and FUNCTION
+ * DUMP/RESTORE. A string is written raw (its length, its bytes); the
+ * footer is the RDB version and the CRC-64 of everything before it. */
+typedef struct rdb_reader {
+    const uint8_t *p, *end;
+} rdb_reader;
+void rdb_put_string(sbuf *o, const void *s, size_t n);
+void rdb_put_footer(sbuf *o);
+/* Whether p[0..n) ends in a footer of a version cudis reads, its CRC right. */
+bool rdb_footer_ok(const uint8_t *p, size_t n);
+/* A string (raw, integer or LZF encoded), malloc'd; NULL when malformed. */
+uint8_t *rdb_get_string(rdb_reader *r, uint32_t *len);
 
 /* loop.c: one round of the loop's events from inside a busy script:
  * replies to what arrived (BUSY, SCRIPT KILL...), no batch, no cron. */
