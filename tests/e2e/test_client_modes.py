@@ -15,7 +15,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_server  # noqa: E402
-from test_tracking import Base, Err  # noqa: E402
+from test_tracking import Base, Err, info_field  # noqa: E402
 
 BIN = None
 
@@ -168,10 +168,7 @@ class Blocking(Base):
     timeout (or never); CLIENT UNBLOCK answers it early."""
 
     def info(self, c, field):
-        for line in c.call("INFO", "clients").decode().split("\r\n"):
-            if line.startswith(field + ":"):
-                return int(line.split(":")[1])
-        raise AssertionError(field)
+        return info_field(c, "clients", field)
 
     def test_wait_times_out_and_holds_what_follows(self):
         a = self.conn()

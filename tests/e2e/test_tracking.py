@@ -124,6 +124,14 @@ def inval(keys):
     return ("push", [b"invalidate", keys])
 
 
+def info_field(c, section, field):
+    """An integer field of INFO <section>."""
+    for line in c.call("INFO", section).decode().split("\r\n"):
+        if line.startswith(field + ":"):
+            return int(line.split(":")[1])
+    raise AssertionError(field)
+
+
 class Base(unittest.TestCase):
     def server_args(self):
         return ()
@@ -471,10 +479,7 @@ class EngineRemovals(Base):
         return ("--maxmemory", "4mb")
 
     def info_int(self, c, field):
-        for line in c.call("INFO", "stats").decode().split("\r\n"):
-            if line.startswith(field + ":"):
-                return int(line.split(":")[1])
-        raise AssertionError(field)
+        return info_field(c, "stats", field)
 
     def test_evicted_events_and_invalidations(self):
         a, b, t = self.conn(), self.conn(), self.conn(3)
