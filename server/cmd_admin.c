@@ -252,6 +252,13 @@ H(cmd_role)
     resp_array(&c->out, 0);
 }
 
+/* Now plus ms milliseconds, without overflow (a huge timeout is for ever). */
+static int64_t deadline_after(long long ms)
+{
+    int64_t now = cudis_now_ms();
+    return ms > INT64_MAX - now ? INT64_MAX : now + ms;
+}
+
 /* A timeout argument (WAIT, CLIENT PAUSE): replies the error when not. */
 static bool arg_timeout(conn *c, const char *s, uint32_t len, long long *out)
 {
@@ -282,7 +289,7 @@ H(cmd_wait)
         resp_int(&c->out, 0);
         return;
     }
-    clients_block(c, t == 0 ? INT64_MAX : cudis_now_ms() + t);
+    clients_block(c, t == 0 ? INT64_MAX : deadline_after(t));
 }
 
 H(cmd_swapdb)
@@ -524,7 +531,7 @@ H(cmd_client_pause)
         conn_error(c, "ERR syntax error");
         return;
     }
-    clients_pause(cudis_now_ms() + ms, all);
+    clients_pause(deadline_after(ms), all);
     reply_ok(c);
 }
 

@@ -540,7 +540,7 @@ void cmd_setrange(conn *c, int argc, char **argv, uint32_t *lens)
         conn_error(c, "ERR offset is out of range");
         return;
     }
-    if (lens[3] > 0 && off + (long long)lens[3] > srv.cfg.proto_max_bulk_len) {
+    if (lens[3] > 0 && off > srv.cfg.proto_max_bulk_len - (long long)lens[3]) { /* no overflow */
         conn_error(c, E_BIGSTR);
         return;
     }
@@ -878,6 +878,10 @@ void cmd_memory_usage(conn *c, int argc, char **argv, uint32_t *lens)
         long long s;
         if (util_eq(argv[j], lens[j], "samples") && j + 1 < argc) {
             if (!arg_ll(c, argv[j + 1], lens[j + 1], &s)) {
+                return;
+            }
+            if (s < 0) { /* as Redis: a count of samples is not negative */
+                conn_error(c, E_SYNTAX);
                 return;
             }
             j++;
