@@ -42,6 +42,27 @@ void log_setup(void)
     }
 }
 
+void log_reopen(void)
+{
+    const char *path = srv.cfg.logfile;
+    if (path == NULL || path[0] == '\0') {
+        return;
+    }
+    FILE *f = fopen(path, "a");
+    pthread_mutex_lock(&log_lock);
+    if (f != NULL) {
+        if (log_fp != NULL) {
+            fclose(log_fp);
+        }
+        log_fp = f;
+    }
+    pthread_mutex_unlock(&log_lock);
+    if (f == NULL) {
+        log_msg(LL_WARNING, "Can't reopen the log file %s: %s (still writing the old one)", path,
+                strerror(errno));
+    }
+}
+
 void log_msg(int level, const char *fmt, ...)
 {
     if (level < log_level_from(srv.cfg.loglevel)) {

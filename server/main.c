@@ -128,16 +128,6 @@ int server_main(int argc, char **argv)
     log_setup();
     cudis_set_oom_handler(oom_handler);
     log_msg(LL_NOTICE, "cudis-server %s starting, pid=%d", CUDIS_VERSION, (int)getpid());
-    if (srv.cfg.pidfile && srv.cfg.pidfile[0]) {
-        FILE *f = fopen(srv.cfg.pidfile, "w");
-        if (f) {
-            fprintf(f, "%d\n", (int)getpid());
-            fclose(f);
-        } else {
-            log_msg(LL_WARNING, "Failed to write PID file %s: %s", srv.cfg.pidfile,
-                    strerror(errno));
-        }
-    }
     cmd_table_setup();
     engine_config ec;
     engine_config_default(&ec);
@@ -170,9 +160,6 @@ int server_main(int argc, char **argv)
     function_shutdown();
     engine_destroy(srv.eng);
     srv.eng = NULL;
-    if (srv.cfg.pidfile && srv.cfg.pidfile[0]) {
-        unlink(srv.cfg.pidfile);
-    }
     config_free(&srv.cfg);
     return rc;
 }

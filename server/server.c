@@ -58,6 +58,36 @@ static void sig_cb(evutil_socket_t sig, short what, void *arg)
     server_request_shutdown();
 }
 
+/* SIGHUP: the server goes on; the log file is opened again (logrotate). */
+static void hup_cb(evutil_socket_t sig, short what, void *arg)
+{
+    (void)sig;
+    (void)what;
+    (void)arg;
+    log_reopen();
+    log_msg(LL_NOTICE, "Received SIGHUP, log file reopened");
+}
+
+/* The pidfile, written once the listeners are bound (a second instance
+ * that cannot bind leaves the first one's alone) and removed only by the
+ * process that wrote it. */
+static bool pid_written;
+
+static void pidfile_write(void)
+{
+    if (srv.cfg.pidfile == NULL || srv.cfg.pidfile[0] == '\0') {
+        return;
+    }
+    FILE *f = fopen(srv.cfg.pidfile, "w");
+    if (f == NULL) {
+        log_msg(LL_WARNING, "Failed to write PID file %s: %s", srv.cfg.pidfile, strerror(errno));
+        return;
+    }
+    fprintf(f, "%d\n", (int)getpid());
+    fclose(f);
+    pid_written = true;
+}
+
 void server_poll_signals(void)
 {
     int sig = atomic_exchange(&srv.sig_pending, 0);
@@ -109,13 +139,16 @@ int server_start(void)
     event_priority_set(shutdown_ev, 1);
     srv.sig_ev[0] = evsignal_new(srv.loops[0].base, SIGTERM, sig_cb, NULL);
     srv.sig_ev[1] = evsignal_new(srv.loops[0].base, SIGINT, sig_cb, NULL);
+    srv.sig_ev[2] = evsignal_new(srv.loops[0].base, SIGHUP, hup_cb, NULL);
     event_add(srv.sig_ev[0], NULL);
     event_add(srv.sig_ev[1], NULL);
+    event_add(srv.sig_ev[2], NULL);
     sig_chain();
 
     if (listeners_open() != 0) {
         return 1;
     }
+    pidfile_write();
     log_msg(LL_NOTICE, "Ready to accept connections tcp port=%lld io-threads=%d", srv.cfg.port,
             srv.nloops);
     for (int i = 1; i < srv.nloops; i++) {
@@ -131,9 +164,12 @@ int server_start(void)
     }
     event_free(shutdown_ev);
     shutdown_ev = NULL;
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         event_free(srv.sig_ev[i]);
         srv.sig_ev[i] = NULL;
+    }
+    if (pid_written) {
+        unlink(srv.cfg.pidfile);
     }
     for (int i = 0; i < srv.nloops; i++) {
         loop_teardown(&srv.loops[i]);

@@ -182,7 +182,7 @@ typedef struct server {
     struct evconnlistener *listeners[16];
     bool listener_unix[16];
     int nlisteners;
-    struct event *sig_ev[2];
+    struct event *sig_ev[3];
     _Atomic uint64_t next_id;
     _Atomic long connected;
     _Atomic uint64_t rejected_conns;
@@ -442,6 +442,7 @@ void stats_reset_all(void);
 /* log.c */
 enum { LL_DEBUG = 0, LL_VERBOSE, LL_NOTICE, LL_WARNING, LL_NOTHING };
 void log_setup(void);
+void log_reopen(void); /* SIGHUP: logrotate moved the file away */
 void log_msg(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int log_level_from(const char *s);
 
