@@ -196,6 +196,16 @@ void conn_cron(conn *c, int64_t now)
     if (c->flags & CONN_CLOSING) {
         return;
     }
+    /* the biggest buffers of the last seconds (INFO client_recent_max_*) */
+    loop *lp = c->lp;
+    int slot = (int)((now / 1000) % PEAK_SLOTS);
+    uint64_t out = c->out.len - c->out_sent;
+    if (out > STAT_GET(lp->peak_out[slot])) {
+        STAT_SET(lp->peak_out[slot], out);
+    }
+    if (c->qcap > STAT_GET(lp->peak_in[slot])) {
+        STAT_SET(lp->peak_in[slot], (uint64_t)c->qcap);
+    }
     if (atomic_load(&c->flags) & CONN_KILL) {
         conn_close(c, "killed by CLIENT KILL");
         return;
@@ -216,9 +226,14 @@ void conn_cron(conn *c, int64_t now)
  * Output
  * ---------------------------------------------------------------------- */
 
+/* Redis's reply buffer: what fits it is never counted against the
+ * client-output-buffer-limit (a small reply always goes out). */
+#define REPLY_CHUNK_BYTES (16 * 1024)
+
 bool conn_check_obuf(conn *c)
 {
-    size_t pending = c->out.len - c->out_sent;
+    size_t queued = c->out.len - c->out_sent;
+    size_t pending = queued > REPLY_CHUNK_BYTES ? queued - REPLY_CHUNK_BYTES : 0;
     bool ps = pubsub_subscribed(c); /* class pubsub, else normal */
     long long hard = ps ? srv.cfg.obuf_ps_hard : srv.cfg.obuf_hard;
     long long soft = ps ? srv.cfg.obuf_ps_soft : srv.cfg.obuf_soft;
@@ -243,7 +258,7 @@ bool conn_check_obuf(conn *c)
         log_msg(LL_WARNING,
                 "Client id=%llu addr=%s closed for overcoming of output buffer limits (%zu bytes "
                 "pending).",
-                (unsigned long long)c->id, c->addr, pending);
+                (unsigned long long)c->id, c->addr, queued);
         conn_close(c, NULL);
         return false;
     }

@@ -168,15 +168,25 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
                     (long long)((now / 1000) & ((1 << 24) - 1)), srv.executable,
                     srv.config_file ? srv.config_file : "", srv.nloops > 1);
     }
+    uint64_t peak_in = 0, peak_out = 0;
+    for (int l = 0; l < srv.nloops; l++) {
+        for (int k = 0; k < PEAK_SLOTS; k++) {
+            uint64_t pi = STAT_GET(srv.loops[l].peak_in[k]),
+                     po = STAT_GET(srv.loops[l].peak_out[k]);
+            peak_in = pi > peak_in ? pi : peak_in;
+            peak_out = po > peak_out ? po : peak_out;
+        }
+    }
     if (want("clients", argc, argv, lens, true)) {
         SECTION("Clients");
         sbuf_printf(
             o,
             "connected_clients:%ld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
-            "client_recent_max_input_buffer:0\r\nclient_recent_max_output_buffer:0\r\n"
+            "client_recent_max_input_buffer:%llu\r\nclient_recent_max_output_buffer:%llu\r\n"
             "blocked_clients:%ld\r\ntracking_clients:%ld\r\nclients_in_timeout_table:%ld\r\n",
-            atomic_load(&srv.connected), srv.cfg.maxclients, clients_blocked(false),
-            tracking_clients(), clients_blocked(true));
+            atomic_load(&srv.connected), srv.cfg.maxclients, (unsigned long long)peak_in,
+            (unsigned long long)peak_out, clients_blocked(false), tracking_clients(),
+            clients_blocked(true));
     }
     if (want("memory", argc, argv, lens, true)) {
         long long rss = info_rss_bytes();

@@ -171,6 +171,11 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         return;
     }
     int64_t now = cudis_now_ms();
+    if (now / 1000 != lp->peak_sec) { /* a new second: its slot starts empty */
+        lp->peak_sec = now / 1000;
+        STAT_SET(lp->peak_out[lp->peak_sec % PEAK_SLOTS], 0);
+        STAT_SET(lp->peak_in[lp->peak_sec % PEAK_SLOTS], 0);
+    }
     pthread_mutex_lock(&lp->lock);
     conn *list = lp->clients;
     pthread_mutex_unlock(&lp->lock);

@@ -35,6 +35,7 @@
 #define REDIS_COMPAT_VERSION "7.0.15"
 
 typedef struct loop loop;
+#define PEAK_SLOTS 8
 typedef struct pend pend;
 
 /* ------------------------------------------------------------------------
@@ -164,6 +165,11 @@ struct loop {
     int npaused;                /* clients holding a command for CLIENT PAUSE */
     int nblocked;               /* clients blocked in WAIT (INFO reads it: STAT_*) */
     int nblocked_timed;         /* those of them with a timeout */
+    /* per second of the last PEAK_SLOTS: the biggest output (pending
+     * bytes) and input (query buffer) of a client; the cron clears the
+     * slot of a new second */
+    uint64_t peak_out[8], peak_in[8];
+    int64_t peak_sec;
     bool busy;                  /* serving events from inside a busy script */
     uint64_t busy_ns;           /* when it last did */
     cudis_evbuf sweep_ev;       /* what active expiry removed (loop 0) */

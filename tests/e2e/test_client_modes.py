@@ -221,6 +221,37 @@ class Blocking(Base):
         self.assertEqual(self.info(b, "connected_clients"), 1)
 
 
+class OutputLimits(Base):
+    def test_small_replies_pass_a_tiny_limit(self):
+        """The limit counts what is queued beyond Redis's 16 KB reply buffer."""
+        a, b = self.conn(), self.conn()
+        b.call("SET", "big", "x" * 100000)
+        self.assertEqual(b.call("CONFIG", "SET", "client-output-buffer-limit", "normal 1 1 1"), "OK")
+        self.assertEqual(a.call("PING"), "PONG")
+        self.assertEqual(a.call("GET", "k"), None)
+        self.assertEqual(a.call("SET", "k", "v" * 1000), "OK")
+        self.assertEqual(len(a.call("GET", "k")), 1000)
+        a.send("GET", "big")
+        with self.assertRaises((EOFError, ConnectionResetError)):
+            a.read()
+        self.conns.remove(a)
+        b.call("CONFIG", "SET", "client-output-buffer-limit", "normal 0 0 0")
+
+    def test_recent_max_buffers(self):
+        a, b = self.conn(), self.conn()
+        b.call("SET", "big", "x" * 1000000)
+        for _ in range(200):  # ~200 MB of replies, unread
+            a.send("GET", "big")
+        peak = 0
+        for _ in range(30):
+            time.sleep(0.1)
+            peak = info_field(b, "clients", "client_recent_max_output_buffer")
+            if peak > 0:
+                break
+        self.assertGreater(peak, 1000000)
+        self.assertGreater(info_field(b, "clients", "client_recent_max_input_buffer"), 0)
+
+
 class BusyScript(Base):
     """A script past busy-reply-threshold: others get BUSY, SCRIPT KILL ends it."""
 
