@@ -742,7 +742,14 @@ H(cmd_config_set)
         old[k] = v.p;
         char val[4096];
         snprintf(val, sizeof(val), "%.*s", (int)lens[3 + 2 * k], argv[3 + 2 * k]);
-        if (config_set(&srv.cfg, opts[k], val, true, err, sizeof(err)) != 0) {
+        bool ok = config_set(&srv.cfg, opts[k], val, true, err, sizeof(err)) == 0;
+        if (ok && !strcmp(opts[k]->name, "maxclients") &&
+            !server_fd_room(srv.cfg.maxclients, err, sizeof(err))) {
+            char e2[256]; /* not enough descriptors: the old value back */
+            config_set(&srv.cfg, opts[k], old[k], false, e2, sizeof(e2));
+            ok = false;
+        }
+        if (!ok) {
             conn_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
                         opts[k]->name, err);
             failed = true;

@@ -14,6 +14,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "cudis_time.h"
 #include "server_internal.h"
 
 static const char *DENIED_MSG =
@@ -63,6 +64,49 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     }
     atomic_fetch_add(&srv.connected, 1);
     loop_hand_fd(fd, is_unix);
+}
+
+/* accept() failed for want of file descriptors (or memory): without a
+ * pause libevent retries at once, for ever, at 100% CPU. The listeners
+ * stop for 100 ms; the log says so at most once a second. */
+static struct event *accept_retry_ev;
+
+static void accept_retry_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (void)arg;
+    for (int i = 0; i < srv.nlisteners; i++) {
+        evconnlistener_enable(srv.listeners[i]);
+    }
+}
+
+static void accept_error_cb(struct evconnlistener *l, void *arg)
+{
+    (void)l;
+    (void)arg;
+    int err = EVUTIL_SOCKET_ERROR();
+    static int64_t last_log;
+    static uint64_t unlogged;
+    int64_t now = cudis_now_ms();
+    if (now - last_log >= 1000) {
+        log_msg(LL_WARNING,
+                "Accepting client connection: %s (listeners paused 100 ms; %llu more since "
+                "the last line)",
+                evutil_socket_error_to_string(err), (unsigned long long)unlogged);
+        last_log = now;
+        unlogged = 0;
+    } else {
+        unlogged++;
+    }
+    for (int i = 0; i < srv.nlisteners; i++) {
+        evconnlistener_disable(srv.listeners[i]);
+    }
+    if (accept_retry_ev == NULL) {
+        accept_retry_ev = evtimer_new(srv.loops[0].base, accept_retry_cb, NULL);
+    }
+    struct timeval tv = {0, 100000};
+    evtimer_add(accept_retry_ev, &tv);
 }
 
 static int listen_tcp(const char *addr, int port, bool optional)
@@ -120,6 +164,7 @@ static int listen_tcp(const char *addr, int port, bool optional)
         close(fd);
         return -1;
     }
+    evconnlistener_set_error_cb(l, accept_error_cb);
     srv.listener_unix[srv.nlisteners] = false;
     srv.listeners[srv.nlisteners++] = l;
     return 0;
@@ -157,6 +202,7 @@ static int listen_unix(const char *path, int perm)
         close(fd);
         return -1;
     }
+    evconnlistener_set_error_cb(l, accept_error_cb);
     srv.listener_unix[srv.nlisteners] = true;
     srv.listeners[srv.nlisteners++] = l;
     return 0;
@@ -199,6 +245,10 @@ void listeners_close(void)
         evconnlistener_free(srv.listeners[i]);
     }
     srv.nlisteners = 0;
+    if (accept_retry_ev != NULL) {
+        event_free(accept_retry_ev);
+        accept_retry_ev = NULL;
+    }
 }
 
 void listeners_poll(void)

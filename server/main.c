@@ -128,6 +128,9 @@ int server_main(int argc, char **argv)
     log_setup();
     cudis_set_oom_handler(oom_handler);
     log_msg(LL_NOTICE, "cudis-server %s starting, pid=%d", CUDIS_VERSION, (int)getpid());
+    if (server_adjust_fd_limit() != 0) {
+        return 1;
+    }
     cmd_table_setup();
     engine_config ec;
     engine_config_default(&ec);

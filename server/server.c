@@ -4,9 +4,11 @@
  * shutdown on SIGTERM, SIGINT or SHUTDOWN (every loop answers what its
  * clients already sent), and everything freed.
  */
+#include <errno.h>
 #include <event2/thread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cudis_time.h"
@@ -122,6 +124,91 @@ static void sig_chain(void)
         sa.sa_flags = SA_RESTART;
         sigaction(sigs[i], &sa, &prev_sig[i]);
     }
+}
+
+/* ------------------------------------------------------------------------
+ * File descriptors for maxclients (Redis's adjustOpenFilesLimit)
+ * ---------------------------------------------------------------------- */
+
+/* Beside the clients: listeners, the engine, the loops' pipes, the log. */
+#define RESERVED_FDS 32
+
+/* Raise the soft NOFILE limit to fit `clients` (as far as the hard limit or
+ * privileges allow). Returns the clients the limit admits now; *err is the
+ * errno of the last refusal (0 if none). */
+static long long fd_room(long long clients, rlim_t *cur, int *err)
+{
+    rlim_t want = (rlim_t)clients + RESERVED_FDS;
+    struct rlimit lim;
+    *err = 0;
+    if (getrlimit(RLIMIT_NOFILE, &lim) != 0) {
+        *err = errno;
+        lim.rlim_cur = 1024;
+        lim.rlim_max = 1024;
+    } else if (lim.rlim_cur < want) {
+        for (rlim_t f = want; f > lim.rlim_cur; f = f > 16 ? f - 16 : 0) {
+            struct rlimit nl = {f, f > lim.rlim_max ? f : lim.rlim_max};
+            if (setrlimit(RLIMIT_NOFILE, &nl) == 0) {
+                lim.rlim_cur = f;
+                break;
+            }
+            *err = errno;
+        }
+    }
+    *cur = lim.rlim_cur;
+    long long room = (long long)lim.rlim_cur - RESERVED_FDS;
+    return room < clients ? room : clients;
+}
+
+int server_adjust_fd_limit(void)
+{
+    struct rlimit before;
+    rlim_t old = getrlimit(RLIMIT_NOFILE, &before) == 0 ? before.rlim_cur : 0;
+    rlim_t cur;
+    int err;
+    long long room = fd_room(srv.cfg.maxclients, &cur, &err);
+    if (room >= srv.cfg.maxclients) {
+        if (cur != old) {
+            log_msg(LL_NOTICE,
+                    "Increased maximum number of open files to %llu (it was originally set to "
+                    "%llu).",
+                    (unsigned long long)cur, (unsigned long long)old);
+        }
+        return 0;
+    }
+    log_msg(LL_WARNING,
+            "You requested maxclients of %lld requiring at least %llu max file descriptors.",
+            srv.cfg.maxclients, (unsigned long long)srv.cfg.maxclients + RESERVED_FDS);
+    log_msg(LL_WARNING, "Server can't set maximum open files to %llu because of OS error: %s.",
+            (unsigned long long)srv.cfg.maxclients + RESERVED_FDS, strerror(err ? err : EPERM));
+    if (room < 1) {
+        log_msg(LL_WARNING,
+                "Your current 'ulimit -n' of %llu is not enough for the server to start. Please "
+                "increase your open file limit to at least %llu. Exiting.",
+                (unsigned long long)cur, (unsigned long long)RESERVED_FDS + 1);
+        return -1;
+    }
+    srv.cfg.maxclients = room;
+    log_msg(LL_WARNING,
+            "Current maximum open files is %llu. maxclients has been reduced to %lld to "
+            "compensate for low ulimit. If you need higher maxclients increase 'ulimit -n'.",
+            (unsigned long long)cur, room);
+    return 0;
+}
+
+bool server_fd_room(long long clients, char *err, size_t errlen)
+{
+    rlim_t cur;
+    int e;
+    long long room = fd_room(clients, &cur, &e);
+    if (room >= clients) {
+        return true;
+    }
+    snprintf(err, errlen,
+             "The operating system is not able to handle the specified number of clients, try "
+             "with %lld",
+             room);
+    return false;
 }
 
 int server_start(void)

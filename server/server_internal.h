@@ -222,6 +222,12 @@ static inline uint8_t db_phys(int db)
 /* server.c */
 int server_start(void);          /* listeners + loops; blocks until shutdown; returns exit code */
 void server_request_shutdown(void);
+/* At start: raise the NOFILE limit for maxclients, or lower maxclients to
+ * what it admits (logged as Redis does); -1 when not even one fits. */
+int server_adjust_fd_limit(void);
+/* CONFIG SET maxclients: whether the limit admits `clients` (raised if
+ * need be); else Redis's error in err. */
+bool server_fd_room(long long clients, char *err, size_t errlen);
 /* A SIGTERM/SIGINT the loop could not see yet (a busy script): shut down. */
 void server_poll_signals(void);
 int64_t server_now_ms(void);

@@ -59,9 +59,10 @@ def ping(port, timeout=1.0):
 class Server:
     """A running server: .port, .sock, .dir; stop() returns the exit code."""
 
-    def __init__(self, bin_path, extra=()):
+    def __init__(self, bin_path, extra=(), preexec=None):
         self.bin = bin_path
         self.dir = tempfile.mkdtemp(prefix="cudis-e2e-py-")
+        os.chmod(self.dir, 0o777)  # a server run as another user (test_fdlimit) writes here
         self.sock = os.path.join(self.dir, "s.sock")
         self.log = os.path.join(self.dir, "server.log")
         self.is_redis = "redis-server" in os.path.basename(bin_path)
@@ -75,7 +76,8 @@ class Server:
             args += ["--port", str(self.port), "--bind", "127.0.0.1", "--unixsocket", self.sock]
             args += list(extra)
             with open(self.log, "ab") as log:
-                self.proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL)
+                self.proc = subprocess.Popen(args, stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                             preexec_fn=preexec)
             end = time.time() + 20
             while time.time() < end and self.proc.poll() is None:
                 if ping(self.port):
