@@ -66,6 +66,13 @@ CASES = [
     (("CLIENT", "UNPAUSE"), "OK"),
     (("WAIT", "0", MAX), 0),
     (("PING",), "PONG"),
+    # MSET keeps the last of a repeated key; MSETNX counts a key once
+    (("MSET", "d", "1", "e", "2", "d", "3", "d", "4"), "OK"),
+    (("MGET", "d", "e"), [b"4", b"2"]),
+    (("MSETNX", "g", "1", "g", "2"), 1),
+    (("GET", "g"), b"2"),
+    (("MSETNX", "g", "3", "h", "4"), 0),
+    (("EXISTS", "h"), 0),
 ]
 
 
