@@ -85,6 +85,18 @@ class Overflow(Base):
                 self.assertEqual(got, want, args)
 
 
+    def test_big_mset_with_repeats(self):
+        a = self.conn()
+        args = ["MSET"]
+        for rnd in range(2):
+            for i in range(3000):
+                args += ["m%d" % i, "%d-%d" % (rnd, i)]
+        self.assertEqual(a.call(*args), "OK")
+        got = a.call("MGET", *["m%d" % i for i in range(3000)])
+        self.assertEqual(got, [b"1-%d" % i for i in range(3000)])
+        self.assertEqual(a.call("DBSIZE"), 3000)
+
+
 if __name__ == "__main__":
     import test_tracking
     e2e_server.main(sys.modules[__name__], test_tracking)
