@@ -226,12 +226,13 @@ static int parse_cobl(srv_config *c, const char *val, char *err, size_t errlen)
     sbuf_add(&b, "", 1);
     retire(c->client_output_buffer_limit);
     c->client_output_buffer_limit = b.p;
-    c->obuf_hard = vals[0][0];
-    c->obuf_soft = vals[0][1];
-    c->obuf_soft_secs = vals[0][2];
-    c->obuf_ps_hard = vals[2][0];
-    c->obuf_ps_soft = vals[2][1];
-    c->obuf_ps_soft_secs = vals[2][2];
+    /* read by every loop (conn_check_obuf) while CONFIG SET runs */
+    __atomic_store_n(&c->obuf_hard, vals[0][0], __ATOMIC_RELAXED);
+    __atomic_store_n(&c->obuf_soft, vals[0][1], __ATOMIC_RELAXED);
+    __atomic_store_n(&c->obuf_soft_secs, vals[0][2], __ATOMIC_RELAXED);
+    __atomic_store_n(&c->obuf_ps_hard, vals[2][0], __ATOMIC_RELAXED);
+    __atomic_store_n(&c->obuf_ps_soft, vals[2][1], __ATOMIC_RELAXED);
+    __atomic_store_n(&c->obuf_ps_soft_secs, vals[2][2], __ATOMIC_RELAXED);
     return 0;
 }
 

@@ -235,9 +235,10 @@ bool conn_check_obuf(conn *c)
     size_t queued = c->out.len - c->out_sent;
     size_t pending = queued > REPLY_CHUNK_BYTES ? queued - REPLY_CHUNK_BYTES : 0;
     bool ps = pubsub_subscribed(c); /* class pubsub, else normal */
-    long long hard = ps ? srv.cfg.obuf_ps_hard : srv.cfg.obuf_hard;
-    long long soft = ps ? srv.cfg.obuf_ps_soft : srv.cfg.obuf_soft;
-    long long soft_secs = ps ? srv.cfg.obuf_ps_soft_secs : srv.cfg.obuf_soft_secs;
+    long long hard = ps ? STAT_GET(srv.cfg.obuf_ps_hard) : STAT_GET(srv.cfg.obuf_hard);
+    long long soft = ps ? STAT_GET(srv.cfg.obuf_ps_soft) : STAT_GET(srv.cfg.obuf_soft);
+    long long soft_secs =
+        ps ? STAT_GET(srv.cfg.obuf_ps_soft_secs) : STAT_GET(srv.cfg.obuf_soft_secs);
     bool over = false;
     if (hard > 0 && (long long)pending > hard) {
         over = true;

@@ -39,7 +39,8 @@ static struct {
     int env_ref;      /* registry: the guarded environment scripts run in */
     conn *fake;       /* the client of the script running now */
     bool ro;          /* EVAL_RO / EVALSHA_RO, FCALL_RO, a no-writes function */
-    bool fn;          /* what runs is a function (FCALL): FUNCTION KILL kills it */
+    bool fn;          /* what runs is a function (FCALL): FUNCTION KILL kills it (atomic:
+                       * other loops read it) */
     bool loading;     /* a library's body runs (FUNCTION LOAD): at most 500 ms */
     uint64_t t0_ns;   /* when it started */
     const char *name; /* its SHA-1, or the function's name */
@@ -65,10 +66,11 @@ bool script_busy(void)
 
 const char *script_busy_msg(void)
 {
-    return S.fn ? "Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
-                  "NOSAVE."
-                : "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
-                  "NOSAVE.";
+    return __atomic_load_n(&S.fn, __ATOMIC_RELAXED)
+               ? "Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN "
+                 "NOSAVE."
+               : "Redis is busy running a script. You can only call SCRIPT KILL or SHUTDOWN "
+                 "NOSAVE.";
 }
 
 /* {err = msg} on the stack. */
@@ -93,7 +95,7 @@ static void busy_hook(lua_State *L, lua_Debug *ar)
         return;
     }
     uint64_t ms = (cudis_mono_ns() - S.t0_ns) / 1000000;
-    const char *kill = S.fn ? "FUNCTION KILL" : "SCRIPT KILL";
+    const char *kill = __atomic_load_n(&S.fn, __ATOMIC_RELAXED) ? "FUNCTION KILL" : "SCRIPT KILL";
     if (!atomic_load(&busy) && (long long)ms >= srv.cfg.busy_reply_threshold) {
         log_msg(LL_WARNING,
                 "Slow script detected: still in execution after %llu milliseconds. You can try "
@@ -805,7 +807,7 @@ void script_run(conn *c, lua_State *L, const script_call *call, int argc, char *
     memcpy(fake.addr, c->addr, sizeof(fake.addr));
     S.fake = &fake;
     S.name = call->name;
-    S.fn = call->fn;
+    __atomic_store_n(&S.fn, call->fn, __ATOMIC_RELAXED); /* other loops read it */
     S.ro = call->ro;
     S.t0_ns = cudis_mono_ns();
     atomic_store(&kill_req, false);
@@ -845,7 +847,7 @@ void script_run(conn *c, lua_State *L, const script_call *call, int argc, char *
     atomic_store(&kill_req, false);
     S.fake = NULL;
     S.ro = false;
-    S.fn = false;
+    __atomic_store_n(&S.fn, false, __ATOMIC_RELAXED);
     sbuf_free(&fake.out);
     lua_gc(L, LUA_GCSTEP, 1);
 }
@@ -972,7 +974,10 @@ void script_kill(conn *c, bool fn)
         conn_error(c, "UNKILLABLE Sorry the script already executed write commands against the "
                       "dataset. You can either wait the script termination or kill the server "
                       "in a hard way using the SHUTDOWN NOSAVE command.");
-    } else if (fn != S.fn) { /* SCRIPT KILL kills no function, FUNCTION KILL no script */
+    } else if (fn !=
+               __atomic_load_n(
+                   &S.fn,
+                   __ATOMIC_RELAXED)) { /* SCRIPT KILL kills no function, FUNCTION KILL no script */
         conn_errorf(c, "BUSY %s", script_busy_msg());
     } else {
         atomic_store(&kill_req, true);
