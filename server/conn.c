@@ -229,6 +229,9 @@ void conn_cron(conn *c, int64_t now)
 /* Redis's reply buffer: what fits it is never counted against the
  * client-output-buffer-limit (a small reply always goes out). */
 #define REPLY_CHUNK_BYTES (16 * 1024)
+/* Beyond it, what a client that has not authenticated may have queued (as
+ * Redis, which closes such a client at once). */
+#define UNAUTH_OBUF_BYTES 1024
 
 bool conn_check_obuf(conn *c)
 {
@@ -240,7 +243,9 @@ bool conn_check_obuf(conn *c)
     long long soft_secs =
         ps ? STAT_GET(srv.cfg.obuf_ps_soft_secs) : STAT_GET(srv.cfg.obuf_soft_secs);
     bool over = false;
-    if (hard > 0 && (long long)pending > hard) {
+    if (!c->authed && pending > UNAUTH_OBUF_BYTES) {
+        over = true; /* a client that has not authenticated may not queue replies */
+    } else if (hard > 0 && (long long)pending > hard) {
         over = true;
     } else if (soft > 0 && (long long)pending > soft) {
         int64_t now = cudis_now_ms();

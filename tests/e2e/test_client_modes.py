@@ -9,6 +9,7 @@ Run by ctest (label e2e):
   /usr/bin/python3 test_client_modes.py --server PATH   (or CUDIS_E2E_SERVER=...)
 """
 import os
+import socket
 import sys
 import time
 import unittest
@@ -250,6 +251,34 @@ class OutputLimits(Base):
                 break
         self.assertGreater(peak, 1000000)
         self.assertGreater(info_field(b, "clients", "client_recent_max_input_buffer"), 0)
+
+
+class UnauthenticatedFlood(Base):
+    """A client that has not authenticated may not queue replies: 200,000
+    pipelined wrong AUTHs get the connection closed (issue 12, finding 8)."""
+
+    def server_args(self):
+        return ("--requirepass", "secret")
+
+    def test_wrong_auth_flood_is_cut_off(self):
+        s = socket.create_connection(("127.0.0.1", self.srv.port), timeout=5)
+        got = 0
+        try:
+            s.sendall(b"*2\r\n$4\r\nAUTH\r\n$5\r\nwrong\r\n" * 200000)
+            while True:
+                d = s.recv(1 << 20)
+                if not d:
+                    break
+                got += len(d)
+        except (ConnectionResetError, BrokenPipeError):
+            pass
+        s.close()
+        one = len(b"-WRONGPASS invalid username-password pair or user is disabled.\r\n")
+        self.assertLess(got // one, 200000, "every wrong AUTH was answered")
+        a = self.conn()
+        self.assertEqual(a.call("AUTH", "secret"), "OK")
+        self.assertEqual(a.call("PING"), "PONG")
+        self.assertEqual(a.call("GET", "nokey"), None)
 
 
 class BusyScript(Base):
