@@ -14,8 +14,6 @@
 
 #define H(name) void name(conn *c, int argc, char **argv, uint32_t *lens)
 
-#define UNUSED3 (void)argc, (void)argv, (void)lens
-
 /* ------------------------------------------------------------------------
  * Connection commands
  * ---------------------------------------------------------------------- */

@@ -10,11 +10,6 @@
 
 #include "server_internal.h"
 
-#define UNUSED3                                                                                    \
-    (void)argc;                                                                                    \
-    (void)argv;                                                                                    \
-    (void)lens
-
 typedef struct mem_stats {
     uint64_t peak, total, startup, clients, lua, overhead, dataset, keys;
     uint64_t db_keys[CUDIS_MAX_DBS];

@@ -209,11 +209,8 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         if (clients_paused(now) == 0 && (srv.nloops == 1 || engine_lock_for_tick())) {
             uint64_t t0 = cudis_mono_ns();
             cudis_evbuf *ev = keyspace_wants_events() ? keyspace_evbuf(&lp->sweep_ev) : NULL;
-            int n = engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, ev);
+            engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, ev); /* counted by the engine */
             observe_event("expire-cycle", (cudis_mono_ns() - t0) / 1000);
-            if (n > 0) {
-                STAT_ADD(srv.expired_keys, (uint64_t)n);
-            }
             if (ev != NULL) {
                 keyspace_engine_events(lp, ev);
             }

@@ -203,7 +203,6 @@ typedef struct server {
     /* ops/sec sampling (loop 0's cron) */
     uint64_t ops_sample_prev, ops_sample_ns;
     double ops_per_sec;
-    uint64_t expired_keys;
     /* SELECTed database -> the engine's database. SWAPDB exchanges two
      * entries (holding the engine exclusively); ops take the entry when
      * dispatched, so a command dispatched before a SWAPDB acts as if it
@@ -300,7 +299,8 @@ long clients_blocked(bool timed_only); /* INFO blocked_clients, clients_in_timeo
 void clients_block_gone(conn *c);      /* a blocked client is freed */
 int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme);
 
-/* cmd_*.c: Redis-style helpers */
+/* cmd_*.c: Redis-style helpers; a handler that uses none of its arguments */
+#define UNUSED3 (void)argc, (void)argv, (void)lens
 bool arg_ll(conn *c, const char *s, uint32_t len, long long *out); /* replies error */
 void reply_ok(conn *c);
 /* A HELP reply: "<NAME> <subcommand> ... Subcommands are:" then lines. */

@@ -668,3 +668,17 @@ bool e2e_raw_closed(int fd, int ms)
         }
     }
 }
+
+bool e2e_tx_ran(redisContext *c)
+{
+    CHECK_OK(c, "MULTI");
+    CHECK_STATUS(c, "QUEUED", "PING");
+    redisReply *r = e2e_cmd(c, "EXEC");
+    bool ran = r->type == REDIS_REPLY_ARRAY;
+    cr_assert(r->type == REDIS_REPLY_NIL ||
+                  (ran && r->elements == 1 && r->element[0]->type == REDIS_REPLY_STATUS &&
+                   strcmp(r->element[0]->str, "PONG") == 0),
+              "EXEC: %s", e2e_reply_str(r));
+    freeReplyObject(r);
+    return ran;
+}

@@ -94,6 +94,9 @@ void e2e_check_err_prefix(const char *file, int line, redisContext *c, const cha
 
 /* The redis-cli style text of a reply, for messages (static buffer). */
 const char *e2e_reply_str(const redisReply *r);
+/* MULTI, PING, EXEC on c: true when the transaction ran (EXEC answered
+ * [PONG]), false when a WATCH aborted it (nil); fails on anything else. */
+bool e2e_tx_ran(redisContext *c);
 
 /* ---- plain socket ---- */
 
