@@ -15,6 +15,7 @@
 #include "bl_internal.h"
 #include "cudis_hd.h"
 #include "cudis_op.h"
+#include "cudis_vmap.h"
 
 #define BL_DEFAULT_KEY_LEN 65535u
 #define BL_DEFAULT_VAL_LEN (1u << 20)
@@ -25,9 +26,11 @@
  * Accounting helpers
  * ---------------------------------------------------------------------- */
 
+/* The bucket array and its volatile map. */
 static uint64_t table_bytes(uint64_t nbuckets)
 {
-    return bl_malloc_size(nbuckets * sizeof(bl_item *));
+    return bl_malloc_size(nbuckets * sizeof(bl_item *)) +
+           bl_malloc_size(cudis_vmap_alloc_words(nbuckets) * sizeof(uint64_t));
 }
 
 static uint64_t item_charge(const bl_cache *c, uint32_t key_len, uint32_t val_len)
@@ -70,6 +73,20 @@ static bl_item *do_find(bl_cache *c, uint8_t db, const uint8_t *key, uint32_t ke
     return NULL;
 }
 
+/* The words of the volatile map's bits (its count follows them). */
+static uint64_t vmap_words(const bl_cache *c)
+{
+    return cudis_vmap_alloc_words(c->mask + 1) - 1;
+}
+
+/* An item with an expiry is in its chain: the sweep must visit it. */
+static void vmap_note(bl_cache *c, const bl_item *it)
+{
+    if (it->expire_ms != 0) {
+        cudis_vmap_mark(c->vmap, vmap_words(c), it->hash & c->mask);
+    }
+}
+
 static void map_unlink(bl_cache *c, bl_item *it)
 {
     bl_item **pp = &c->buckets[it->hash & c->mask];
@@ -91,7 +108,10 @@ static void do_maybe_grow(bl_cache *c)
         return;
     }
     bl_item **nb = calloc(2 * n, sizeof(bl_item *));
-    if (nb == NULL) {
+    uint64_t *nv = calloc(cudis_vmap_alloc_words(2 * n), sizeof(uint64_t));
+    if (nb == NULL || nv == NULL) {
+        free(nb);
+        free(nv);
         return;
     }
     uint64_t nmask = 2 * n - 1;
@@ -105,9 +125,16 @@ static void do_maybe_grow(bl_cache *c)
         }
     }
     free(c->buckets);
+    free(c->vmap);
     c->buckets = nb;
+    c->vmap = nv;
     c->mask = nmask;
     c->bytes_used += extra;
+    for (uint64_t i = 0; i <= nmask; i++) {
+        for (bl_item *it = nb[i]; it != NULL; it = it->hnext) {
+            vmap_note(c, it);
+        }
+    }
 }
 
 /* Remove an item from map and policy and free it. */
@@ -190,9 +217,11 @@ void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_
         return NULL;
     }
     c->buckets = calloc(nb, sizeof(bl_item *));
+    c->vmap = calloc(cudis_vmap_alloc_words(nb), sizeof(uint64_t));
     c->db_items = calloc(CUDIS_MAX_DBS, sizeof(uint64_t));
-    if (c->buckets == NULL || c->db_items == NULL) {
+    if (c->buckets == NULL || c->vmap == NULL || c->db_items == NULL) {
         free(c->buckets);
+        free(c->vmap);
         free(c->db_items);
         free(c);
         snprintf(why, why_len, "%s: out of memory for %" PRIu64 " buckets", pol->name, nb);
@@ -229,6 +258,7 @@ static void do_free_all(bl_cache *c)
         }
         c->buckets[i] = NULL;
     }
+    memset(c->vmap, 0, cudis_vmap_alloc_words(c->mask + 1) * sizeof(uint64_t));
     c->pol->clear(c);
     c->items = 0;
     memset(c->db_items, 0, CUDIS_MAX_DBS * sizeof(uint64_t));
@@ -245,6 +275,7 @@ void bl_destroy(void *store)
     }
     do_free_all(c);
     free(c->buckets);
+    free(c->vmap);
     free(c->db_items);
     pthread_mutex_destroy(&c->lock);
     free(c);
@@ -382,6 +413,7 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
             }
             nit->hnext = it->hnext;
             *pp = nit;
+            vmap_note(c, nit);
             c->pol->replace(c, it, nit);
             c->items--;
             c->db_items[it->db]--;
@@ -395,13 +427,17 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
         } else {
             nit->hnext = c->buckets[h & c->mask];
             c->buckets[h & c->mask] = nit;
+            vmap_note(c, nit);
             do_maybe_grow(c);
         }
         it = nit;
         touched = true;
         break;
     }
-    case CUDIS_ACT_SETEXP: it->expire_ms = plan.expire_ms; break;
+    case CUDIS_ACT_SETEXP:
+        it->expire_ms = plan.expire_ms;
+        vmap_note(c, it);
+        break;
     case CUDIS_ACT_DELETE:
         do_remove(c, it);
         it = NULL;
@@ -558,24 +594,42 @@ uint64_t bl_db_size(void *store, uint8_t db)
     return n;
 }
 
+typedef struct sweep_ctx {
+    bl_cache *c;
+    int64_t now_ms;
+    cudis_evbuf *ev;
+} sweep_ctx;
+
+/* Reclaim the expired items of chain b; unmark it when none with an
+ * expiry stays. */
+static uint32_t sweep_chain(void *arg, uint64_t b)
+{
+    sweep_ctx *x = arg;
+    bl_cache *c = x->c;
+    uint32_t n = 0;
+    bool left = false;
+    for (bl_item *it = c->buckets[b], *nx; it != NULL; it = nx) {
+        nx = it->hnext;
+        if (item_expired(it, x->now_ms)) {
+            do_reclaim(c, it, x->ev);
+            n++;
+        } else if (it->expire_ms != 0) {
+            left = true;
+        }
+    }
+    if (!left) {
+        cudis_vmap_unmark(c->vmap, vmap_words(c), b);
+    }
+    return n;
+}
+
 int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
     bl_cache *c = store;
-    int n = 0;
+    sweep_ctx x = {.c = c, .now_ms = now_ms, .ev = ev};
     pthread_mutex_lock(&c->lock);
-    uint64_t nb = c->mask + 1;
-    for (uint32_t w = 0; w < max_work && w < nb; w++) {
-        uint64_t b = c->sweep_pos++ & c->mask;
-        bl_item *it = c->buckets[b];
-        while (it != NULL) {
-            bl_item *nx = it->hnext;
-            if (item_expired(it, now_ms)) {
-                do_reclaim(c, it, ev);
-                n++;
-            }
-            it = nx;
-        }
-    }
+    int n = cudis_vmap_walk(c->vmap, vmap_words(c), c->mask + 1, &c->sweep_pos, max_work,
+                            sweep_chain, &x);
     pthread_mutex_unlock(&c->lock);
     return n;
 }
@@ -584,9 +638,9 @@ uint64_t bl_sweep_units(void *store)
 {
     bl_cache *c = store;
     pthread_mutex_lock(&c->lock);
-    uint64_t nb = c->mask + 1;
+    uint64_t units = cudis_vmap_units(c->vmap, vmap_words(c));
     pthread_mutex_unlock(&c->lock);
-    return nb;
+    return units;
 }
 
 /* ------------------------------------------------------------------------

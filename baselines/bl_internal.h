@@ -56,6 +56,7 @@ struct bl_cache {
     /* map: power-of-two bucket array of chains */
     bl_item **buckets;
     uint64_t mask;
+    uint64_t *vmap; /* chains that may hold an item with an expiry (cudis_vmap.h) */
 
     /* limits */
     uint64_t budget;
@@ -74,7 +75,7 @@ struct bl_cache {
 
     uint64_t *db_items; /* CUDIS_MAX_DBS counts (a calloc beside the budget: 2 KiB) */
     uint64_t rng;       /* random_key */
-    uint64_t sweep_pos; /* next bucket for sweep */
+    uint64_t sweep_pos; /* next word of the volatile map for sweep */
 
     /* policy state */
     bl_item *head, *tail; /* LRU / FIFO list */
@@ -94,7 +95,7 @@ int bl_random_key(void *store, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_
 int bl_flush(void *store, int db);
 uint64_t bl_db_size(void *store, uint8_t db);
 int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
-uint64_t bl_sweep_units(void *store); /* hash buckets: one pass of bl_sweep */
+uint64_t bl_sweep_units(void *store); /* one pass of bl_sweep (cudis_vmap_units) */
 void bl_stats(void *store, cudis_stats *out);
 void bl_reset_stats(void *store);
 size_t bl_info(void *store, char *buf, size_t cap);

@@ -135,9 +135,9 @@ void ccht_stats(ccht *t, cudis_stats *s)
     memset(s, 0, sizeof(*s));
     s->items = ld64(&c[CCHT_C_ITEMS]);
     s->index_bytes = t->g.index_bytes + t->g.meta_bytes;
-    s->bytes_used = s->index_bytes +
-                    (uint64_t)__atomic_load_n(&t->T.a.pool->pages_used, __ATOMIC_RELAXED) *
-                        t->g.page_bytes;
+    /* the chunks of live items: pages carved but free again are the
+     * arena's to hand out (page moves give them to any class) */
+    s->bytes_used = s->index_bytes + ld64(&c[CCHT_C_CHUNK_BYTES]);
     s->bytes_budget = t->opt.memory_bytes;
     s->key_bytes = ld64(&c[CCHT_C_KEY_BYTES]);
     s->value_bytes = ld64(&c[CCHT_C_VAL_BYTES]);
@@ -523,21 +523,30 @@ uint64_t ccht_db_size(ccht *t, uint8_t db)
 
 uint64_t ccht_sweep_units(const ccht *t)
 {
-    return t->T.v.n_buckets;
+    return cudis_vmap_units(t->T.v.vmap, t->T.v.vmap_words);
+}
+
+typedef struct sweep_ctx {
+    const ccht_table *T;
+    int64_t now_ms;
+    uint32_t shard;
+    ccht_tally ty;
+    cudis_evbuf *ev;
+} sweep_ctx;
+
+static uint32_t sweep_visit(void *arg, uint64_t b)
+{
+    sweep_ctx *c = arg;
+    return ccht_sweep_bucket(c->T, b, c->now_ms, c->shard++, &c->ty, c->ev);
 }
 
 int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
-    const ccht_table *T = &t->T;
-    ccht_tally ty;
-    ccht_tally_zero(&ty);
-    uint64_t n = T->v.n_buckets;
-    uint32_t shard = (uint32_t)cudis_mono_ns();
-    int reclaimed = 0;
-    for (uint32_t k = 0; k < max_work && k < n; k++) {
-        uint64_t b = __atomic_fetch_add(&t->sweep_cursor, 1, __ATOMIC_RELAXED) % n;
-        reclaimed += (int)ccht_sweep_bucket(T, b, now_ms, shard + k, &ty, ev);
-    }
-    ccht_tally_flush(T, &ty);
+    sweep_ctx c = {.T = &t->T, .now_ms = now_ms, .shard = (uint32_t)cudis_mono_ns(), .ev = ev};
+    ccht_tally_zero(&c.ty);
+    const ccht_view *v = &t->T.v;
+    int reclaimed = cudis_vmap_walk(v->vmap, v->vmap_words, v->n_buckets, &t->sweep_cursor,
+                                    max_work, sweep_visit, &c);
+    ccht_tally_flush(&t->T, &c.ty);
     return reclaimed;
 }

@@ -109,11 +109,13 @@ int ccht_flush(ccht *t, int db);
 /* Items of database db (live and expired-unreclaimed, as stats' items). */
 uint64_t ccht_db_size(ccht *t, uint8_t db);
 
-/* Reclaim expired items over about max_work buckets from an internal
- * cursor, reporting each as CUDIS_EV_EXPIRED to ev (NULL: no events).
- * Returns how many were reclaimed (counted in evict_expired). */
+/* Reclaim expired items from an internal cursor over the buckets the
+ * volatile map marks (cudis_vmap.h), about max_work units of work (a
+ * marked bucket, or 512 unmarked ones skipped), reporting each as
+ * CUDIS_EV_EXPIRED to ev (NULL: no events). Returns how many were
+ * reclaimed (counted in evict_expired). */
 int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
-/* The buckets one pass of ccht_sweep covers (its units of work). */
+/* The units of work of one whole pass of ccht_sweep (cudis_vmap_units). */
 uint64_t ccht_sweep_units(const ccht *t);
 
 /* Statistics (cudis_stats.h); bytes_used never exceeds bytes_budget. */

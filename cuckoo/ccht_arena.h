@@ -77,10 +77,22 @@ CUDIS_HD static inline void ccht_tally_zero(ccht_tally *ty)
     }
 }
 
-/* An item leaves the index (the caller holds its bucket). */
-CUDIS_HD static inline void ccht_tally_drop(ccht_tally *ty, const ccht_view *v, uint64_t off)
+CUDIS_HD static inline uint32_t ccht_arena_chunk_class(const ccht_arena *a, uint64_t off);
+
+/* The arena bytes the chunk at off takes (its class's size, or its pages). */
+CUDIS_HD static inline uint64_t ccht_chunk_bytes(const ccht_arena *a, uint64_t off)
 {
+    uint32_t c = ccht_arena_chunk_class(a, off);
+    return c >= CCHT_CLS_LARGE ? (uint64_t)(c - CCHT_CLS_LARGE) * a->page_bytes
+                               : (uint64_t)a->class_size[c];
+}
+
+/* An item leaves the index (the caller holds its bucket and its chunk). */
+CUDIS_HD static inline void ccht_tally_drop(ccht_tally *ty, const ccht_table *T, uint64_t off)
+{
+    const ccht_view *v = &T->v;
     uint32_t h0 = ccht_item_h0(v, off);
+    ty->c[CCHT_C_CHUNK_BYTES] -= (int64_t)ccht_chunk_bytes(&T->a, off);
     ty->c[CCHT_C_ITEMS] -= 1;
     ty->c[CCHT_C_KEY_BYTES] -= (int64_t)(h0 & CCHT_ITEM_KLEN_MASK);
     ty->c[CCHT_C_VAL_BYTES] -= (int64_t)ccht_item_vlen(v, off);
@@ -510,9 +522,10 @@ CUDIS_HD static inline bool ccht_chunk_age(const ccht_view *v, uint64_t off, uin
  * (locks the pair; the caller holds no bucket lock), counting and
  * reporting (ev, may be NULL) a memory eviction or an expired reclaim. On
  * true the chunk is the caller's (h0 still LIVE). */
-CUDIS_HD static inline bool ccht_unlink_chunk(const ccht_view *v, uint64_t off, int64_t now_ms,
+CUDIS_HD static inline bool ccht_unlink_chunk(const ccht_table *T, uint64_t off, int64_t now_ms,
                                               ccht_tally *ty, cudis_evbuf *ev)
 {
+    const ccht_view *v = &T->v;
     ccht_hkey hk;
     if (!ccht_chunk_hkey(v, off, &hk)) {
         return false;
@@ -524,7 +537,7 @@ CUDIS_HD static inline bool ccht_unlink_chunk(const ccht_view *v, uint64_t off, 
         bool expired = ccht_slot_expired(v, loc.word, now_ms);
         ty->c[expired ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_MEMORY] += 1;
         ccht_ev_item(ev, expired ? CUDIS_EV_EXPIRED : CUDIS_EV_EVICTED, v, off);
-        ccht_tally_drop(ty, v, off);
+        ccht_tally_drop(ty, T, off);
         cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
     }
     ccht_pair_unlock(v, &hk);
@@ -576,7 +589,7 @@ CUDIS_HD static inline bool ccht_evict_in_class(const ccht_table *T, uint32_t cl
         }
     }
     *age = best_age;
-    if (seen == 0 || !ccht_unlink_chunk(&T->v, best, m->now_ms, m->ty, m->ev)) {
+    if (seen == 0 || !ccht_unlink_chunk(T, best, m->now_ms, m->ty, m->ev)) {
         return false;
     }
     uint32_t p = ccht_page_of(a, best);
@@ -660,7 +673,7 @@ CUDIS_HD static inline bool ccht_drain_page(const ccht_table *T, uint32_t p, uin
             if ((h0 & (CCHT_ITEM_LIVE | CCHT_ITEM_RESV)) == 0) {
                 break;
             }
-            if ((h0 & CCHT_ITEM_LIVE) && ccht_unlink_chunk(&T->v, c, m->now_ms, m->ty, m->ev)) {
+            if ((h0 & CCHT_ITEM_LIVE) && ccht_unlink_chunk(T, c, m->now_ms, m->ty, m->ev)) {
                 cudis_store_rel_u32(ccht_chunk_h0(a, c), 0);
                 break;
             }
@@ -708,7 +721,7 @@ CUDIS_HD static inline bool ccht_claim_page(const ccht_table *T, uint32_t p, cch
             uint64_t off = ccht_page_off(a, h);
             if (cudis_load_relaxed_u32(&a->page_class[h]) == CCHT_PG_LARGE &&
                 (cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE) &&
-                ccht_unlink_chunk(&T->v, off, m->now_ms, m->ty, m->ev)) {
+                ccht_unlink_chunk(T, off, m->now_ms, m->ty, m->ev)) {
                 ccht_arena_free(a, off, m->shard);
                 continue; /* p is free now */
             }
@@ -784,7 +797,7 @@ CUDIS_HD static inline bool ccht_move_page(const ccht_table *T, uint32_t cls, ui
         if (d == CCHT_PG_LARGE) {
             uint64_t off = ccht_page_off(a, victim);
             if ((cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE) &&
-                ccht_unlink_chunk(&T->v, off, m->now_ms, m->ty, m->ev)) {
+                ccht_unlink_chunk(T, off, m->now_ms, m->ty, m->ev)) {
                 ccht_arena_free(a, off, m->shard);
                 moved = true;
             }

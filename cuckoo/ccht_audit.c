@@ -106,16 +106,23 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
     }
 
     /* index */
-    int64_t items = 0, kbytes = 0, vbytes = 0;
+    int64_t items = 0, kbytes = 0, vbytes = 0, cbytes = 0;
     int64_t dbn[CCHT_DBS] = {0}; /* items per database */
+    uint64_t marked = 0;         /* buckets the volatile map marks */
     for (uint64_t b = 0; b < v->n_buckets; b++) {
         if (*ccht_bkt_version(v, b) & CCHT_VER_LOCK) {
             bad(a, "bucket %llu is locked", (unsigned long long)b);
         }
+        bool vol = cudis_vmap_test(v->vmap, b);
+        marked += vol;
         for (uint32_t w = 0; w < v->ways; w++) {
             uint64_t word = *ccht_bkt_slot(v, b, w);
             if (word == 0) {
                 continue;
+            }
+            if ((word & CCHT_SLOT_EXP) && !vol) {
+                bad(a, "bucket %llu holds an item with an expiry, unmarked in the volatile map",
+                    (unsigned long long)b);
             }
             a->slots++;
             uint64_t off = ccht_slot_off(word);
@@ -155,6 +162,7 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
                     (unsigned long long)off, (unsigned long long)size, (unsigned long long)room);
             }
             items++;
+            cbytes += (int64_t)room;
             dbn[ccht_item_db(h0)]++;
             kbytes += klen;
             vbytes += vlen;
@@ -187,6 +195,14 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
                 bad(a, "a key of %u bytes is stored %u times", klen, seen);
             }
         }
+    }
+    if (marked != v->vmap[v->vmap_words]) {
+        bad(a, "the volatile map marks %llu buckets, counts %llu", (unsigned long long)marked,
+            (unsigned long long)v->vmap[v->vmap_words]);
+    }
+    if (cbytes != (int64_t)T->cnt[CCHT_C_CHUNK_BYTES]) {
+        bad(a, "live items take %lld chunk bytes, the counter says %lld", (long long)cbytes,
+            (long long)T->cnt[CCHT_C_CHUNK_BYTES]);
     }
     if (items != (int64_t)T->cnt[CCHT_C_ITEMS] || kbytes != (int64_t)T->cnt[CCHT_C_KEY_BYTES] ||
         vbytes != (int64_t)T->cnt[CCHT_C_VAL_BYTES]) {

@@ -45,6 +45,7 @@
 
 #include "ccht_layout.h"
 #include "cudis_hd.h"
+#include "cudis_vmap.h"
 
 #if !CUDIS_DEVICE_CODE
 #include <sched.h>
@@ -715,12 +716,16 @@ static inline void ccht_clamp_range(uint64_t n_buckets, uint64_t c0, uint64_t c1
     *n = cnt < n_buckets ? cnt : n_buckets;
 }
 
-/* Publish a slot (the caller holds the bucket's lock). */
+/* Publish a slot (the caller holds the bucket's lock); an item with an
+ * expiry marks its bucket in the volatile map for the sweep. */
 CUDIS_HD static inline void ccht_slot_publish(const ccht_view *v, uint64_t b, uint32_t way,
                                               uint64_t word, uint32_t stamp)
 {
     cudis_store_relaxed_u32(ccht_bkt_stamp(v, b, way), stamp);
     cudis_store_rel_u64(ccht_bkt_slot(v, b, way), word);
+    if (word & CCHT_SLOT_EXP) {
+        cudis_vmap_mark(v->vmap, v->vmap_words, b);
+    }
 }
 
 #endif /* CCHT_BUCKET_H */

@@ -435,14 +435,14 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 ty->c[vexp ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_BUCKET] += 1;
                 ccht_ev_item(x->ev, vexp ? CUDIS_EV_EXPIRED : CUDIS_EV_EVICTED, v,
                              ccht_slot_off(dst.word));
-                ccht_tally_drop(ty, v, ccht_slot_off(dst.word));
+                ccht_tally_drop(ty, T, ccht_slot_off(dst.word));
             }
             if (f) {
                 if (expired) {
                     ty->c[CCHT_C_EVICT_EXPIRED] += 1;
                     ccht_ev_item(x->ev, CUDIS_EV_EXPIRED, v, old_off);
                 }
-                ccht_tally_drop(ty, v, old_off);
+                ccht_tally_drop(ty, T, old_off);
             }
             {
                 uint64_t word = ccht_fill_item(v, chunk, hk, x, &plan, cur.found ? cur.val : 0);
@@ -454,6 +454,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 ccht_arena_free(a, ccht_slot_off(dst.word), x->shard);
             }
             ty->c[CCHT_C_ITEMS] += 1;
+            ty->c[CCHT_C_CHUNK_BYTES] += (int64_t)ccht_chunk_bytes(a, chunk);
             ccht_db_count(v, x->op->db, 1);
             ty->c[CCHT_C_KEY_BYTES] += x->op->key_len;
             ty->c[CCHT_C_VAL_BYTES] += plan.new_len;
@@ -465,7 +466,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
             ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
             break;
         case CUDIS_ACT_DELETE:
-            ccht_tally_drop(ty, v, old_off);
+            ccht_tally_drop(ty, T, old_off);
             cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
             ccht_arena_free(a, old_off, x->shard);
             break;
@@ -474,7 +475,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 /* reclaim the expired item found */
                 ty->c[CCHT_C_EVICT_EXPIRED] += 1;
                 ccht_ev_item(x->ev, CUDIS_EV_EXPIRED, v, old_off);
-                ccht_tally_drop(ty, v, old_off);
+                ccht_tally_drop(ty, T, old_off);
                 cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
                 ccht_arena_free(a, old_off, x->shard);
             } else if (plan.touch && cur.found) {
@@ -511,22 +512,28 @@ CUDIS_HD static inline void ccht_exec_op(const ccht_table *T, ccht_env *x, ccht_
 
 /* Remove from bucket b (locking it) the items that have expired at now_ms
  * (db < 0: the sweep) or that belong to database db (FLUSHDB); the former
- * count as expired evictions and are reported to ev (may be NULL).
- * Returns how many. */
+ * count as expired evictions and are reported to ev (may be NULL). The
+ * sweep passes over a bucket the volatile map does not mark, and unmarks
+ * one left with no item that has an expiry (under its lock, where marks
+ * are made). Returns how many. */
 CUDIS_HD static inline uint32_t ccht_drop_bucket(const ccht_table *T, uint64_t b, int64_t now_ms,
                                                  int db, uint32_t shard, ccht_tally *ty,
                                                  cudis_evbuf *ev)
 {
     const ccht_view *v = &T->v;
+    if (db < 0 && !cudis_vmap_test(v->vmap, b)) {
+        return 0;
+    }
     bool any = false;
     for (uint32_t w = 0; w < v->ways; w++) {
         uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
         any = any || (db < 0 ? (word & CCHT_SLOT_EXP) != 0 : word != 0);
     }
-    if (!any) {
+    if (!any && db >= 0) {
         return 0;
     }
     uint32_t n = 0;
+    bool left = false; /* an item with an expiry stays */
     ccht_bkt_lock(v, b);
     for (uint32_t w = 0; w < v->ways; w++) {
         uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
@@ -541,11 +548,16 @@ CUDIS_HD static inline uint32_t ccht_drop_bucket(const ccht_table *T, uint64_t b
                 ty->c[CCHT_C_EVICT_EXPIRED] += 1;
                 ccht_ev_item(ev, CUDIS_EV_EXPIRED, v, off);
             }
-            ccht_tally_drop(ty, v, off);
+            ccht_tally_drop(ty, T, off);
             cudis_store_rel_u64(ccht_bkt_slot(v, b, w), 0);
             ccht_arena_free(&T->a, off, shard);
             n++;
+        } else if (word & CCHT_SLOT_EXP) {
+            left = true;
         }
+    }
+    if (db < 0 && !left) {
+        cudis_vmap_unmark(v->vmap, v->vmap_words, b);
     }
     ccht_bkt_unlock(v, b);
     return n;

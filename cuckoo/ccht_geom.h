@@ -8,7 +8,7 @@
  *
  * Block: [index | arena | meta], each part 4096-aligned, total <= budget.
  * meta: [counters | clock | items per database | pool | classes | page_class | page_run |
- * page_drain | page_pos | pool_stack].
+ * page_drain | page_pos | pool_stack | volatile map].
  */
 #ifndef CCHT_GEOM_H
 #define CCHT_GEOM_H
@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ccht_layout.h"
+#include "cudis_vmap.h"
 
 typedef struct ccht_geom {
     uint64_t n_buckets;
@@ -38,7 +39,7 @@ typedef struct ccht_geom {
     uint64_t total;
     /* offsets inside meta */
     uint64_t m_cnt, m_clock, m_dbn, m_pool, m_cls, m_page_class, m_page_run, m_page_drain,
-        m_page_pos, m_pool_stack;
+        m_page_pos, m_pool_stack, m_vmap;
 } ccht_geom;
 
 static inline uint64_t ccht_align(uint64_t v, uint64_t a)
@@ -96,11 +97,13 @@ static inline uint32_t ccht_geom_classes(uint64_t page_bytes, uint32_t n_pages, 
 #define CCHT_GEOM_FIXED_META (256 + 64 + 8 * CCHT_DBS + sizeof(ccht_pool))
 #define CCHT_GEOM_PAGE_META 20u /* page_class, page_run, page_drain, page_pos, pool_stack */
 
-/* The meta bytes for n_classes classes and n_pages pages. */
-static inline uint64_t ccht_geom_meta_bytes(uint32_t n_classes, uint32_t n_pages)
+/* The meta bytes for n_classes classes, n_pages pages and n_buckets buckets. */
+static inline uint64_t ccht_geom_meta_bytes(uint32_t n_classes, uint32_t n_pages,
+                                            uint64_t n_buckets)
 {
     return ccht_align(CCHT_GEOM_FIXED_META + (uint64_t)n_classes * sizeof(ccht_class) +
-                          (uint64_t)n_pages * CCHT_GEOM_PAGE_META,
+                          (uint64_t)n_pages * CCHT_GEOM_PAGE_META + 8 +
+                          8 * cudis_vmap_alloc_words(n_buckets),
                       4096);
 }
 
@@ -152,9 +155,10 @@ static inline int ccht_geom_plan(ccht_geom *g, uint64_t budget, uint64_t max_ite
         n_classes =
             ccht_geom_classes(page, np > 0x7ffffff0u ? 0x7ffffff0u : (uint32_t)np, g->class_size);
         for (int k = 0; k < 4; k++) {
-            uint64_t cls_meta = ccht_geom_meta_bytes(n_classes, 0) + 4096;
+            uint64_t cls_meta = ccht_geom_meta_bytes(n_classes, 0, n_buckets) + 4096;
             np = rest > cls_meta ? (rest - cls_meta) / (page + CCHT_GEOM_PAGE_META) : 0;
-            while (np > 0 && np * page + ccht_geom_meta_bytes(n_classes, (uint32_t)np) > rest) {
+            while (np > 0 &&
+                   np * page + ccht_geom_meta_bytes(n_classes, (uint32_t)np, n_buckets) > rest) {
                 np--;
             }
             if (np > 0x7ffffff0u) {
@@ -174,7 +178,8 @@ static inline int ccht_geom_plan(ccht_geom *g, uint64_t budget, uint64_t max_ite
         }
         page /= 2;
     }
-    if (n_pages < 2 || (uint64_t)n_pages * page + ccht_geom_meta_bytes(n_classes, n_pages) > rest) {
+    if (n_pages < 2 ||
+        (uint64_t)n_pages * page + ccht_geom_meta_bytes(n_classes, n_pages, n_buckets) > rest) {
         *why = "memory budget too small for the value arena";
         return -1;
     }
@@ -196,7 +201,7 @@ static inline int ccht_geom_plan(ccht_geom *g, uint64_t budget, uint64_t max_ite
     g->arena_off = index;
     g->arena_bytes = (uint64_t)n_pages * page;
     g->meta_off = g->arena_off + g->arena_bytes;
-    g->meta_bytes = ccht_geom_meta_bytes(n_classes, n_pages);
+    g->meta_bytes = ccht_geom_meta_bytes(n_classes, n_pages, n_buckets);
     g->total = g->meta_off + g->meta_bytes;
     uint64_t m = 0;
     g->m_cnt = m;
@@ -218,6 +223,8 @@ static inline int ccht_geom_plan(ccht_geom *g, uint64_t budget, uint64_t max_ite
     g->m_page_pos = m;
     m += 4ull * n_pages;
     g->m_pool_stack = m;
+    m += 4ull * n_pages;
+    g->m_vmap = (m + 7) & ~7ull;
     return g->total <= budget ? 0 : (*why = "layout exceeds the budget", -1);
 }
 
@@ -251,6 +258,8 @@ static inline void ccht_geom_bind(const ccht_geom *g, ccht_table *T, uint8_t *ba
     T->cnt = (uint64_t *)(meta + g->m_cnt);
     T->clock = (uint64_t *)(meta + g->m_clock);
     T->v.db_items = (uint64_t *)(meta + g->m_dbn);
+    T->v.vmap = (uint64_t *)(meta + g->m_vmap);
+    T->v.vmap_words = cudis_vmap_alloc_words(g->n_buckets) - 1;
     T->max_key_len = max_key_len;
     T->max_val_len = max_val_len;
     T->allow_empty_key = allow_empty_key ? 1 : 0;

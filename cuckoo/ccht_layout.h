@@ -125,6 +125,8 @@ typedef struct ccht_view {
     uint64_t arena_bytes;
     uint64_t seed;         /* cudis_hash seed (database 0; ccht_db_seed) */
     uint64_t *db_items;    /* items per database 1.. (database 0: the rest); NULL: none */
+    uint64_t *vmap;        /* buckets that may hold an item with an expiry (cudis_vmap.h) */
+    uint64_t vmap_words;   /* its bit words (the count follows them) */
     uint32_t ways;         /* 4, 8 or 16 */
     uint32_t bucket_bytes; /* CCHT_BUCKET_BYTES(ways) */
 } ccht_view;
@@ -203,6 +205,7 @@ enum ccht_counter {
     CCHT_C_ITEMS,
     CCHT_C_KEY_BYTES,
     CCHT_C_VAL_BYTES,
+    CCHT_C_CHUNK_BYTES, /* arena bytes the live items' chunks take (class sizes, whole pages) */
     CCHT_C__COUNT
 };
 #define CCHT_C_FIRST_GAUGE CCHT_C_ITEMS

@@ -443,11 +443,17 @@ int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev)
         engine_stats(e, &st);
         units = st.capacity;
     }
-    /* a pass per second while expired items turn up, within a few ms a tick */
-    uint64_t per_sec = units / (uint64_t)(hz > 0 ? hz : 1);
-    uint64_t cap = per_sec < EXPIRE_MIN_SLICE   ? EXPIRE_MIN_SLICE
-                   : per_sec > EXPIRE_MAX_SLICE ? EXPIRE_MAX_SLICE
-                                                : per_sec;
+    /* a pass every half second while expired items turn up, within a few
+     * ms a tick; a pass is as long as it was when it began (the store's
+     * units shrink as it reclaims) */
+    if (e->exp_pass_done == 0 || units > e->exp_pass_units) {
+        e->exp_pass_units = units;
+    }
+    units = e->exp_pass_units;
+    uint64_t half = 2 * units / (uint64_t)(hz > 0 ? hz : 1);
+    uint64_t cap = half < EXPIRE_MIN_SLICE   ? EXPIRE_MIN_SLICE
+                   : half > EXPIRE_MAX_SLICE ? EXPIRE_MAX_SLICE
+                                             : half;
     if (e->exp_work < EXPIRE_MIN_SLICE) {
         e->exp_work = EXPIRE_MIN_SLICE;
     }

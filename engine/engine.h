@@ -118,11 +118,12 @@ uint64_t engine_db_size(engine *e, uint8_t db);
  * CUDIS_EV_EXPIRED to ev (NULL: no events). Returns the number reclaimed. */
 int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 /* Active expiry for a caller that runs it `hz` times a second (as Redis's
- * active expire cycle): each tick sweeps a slice of the store, a small one
- * while nothing expires, slices of a whole pass per second once expired
- * items turn up, shrinking again only after a whole pass found nothing (so
- * a few expired keys scattered over a big store are all found within that
- * pass). Returns the number reclaimed. One caller at a time, and not
+ * active expire cycle): each tick sweeps a slice of the store's sweep units
+ * (its buckets that hold keys with an expiry: cudis_vmap.h), a small one
+ * while nothing expires, slices of a whole pass per half second once
+ * expired items turn up, shrinking again only after a whole pass found
+ * nothing (so a few expired keys scattered over a big store are all found
+ * within that pass). Returns the number reclaimed. One caller at a time, and not
  * concurrent with batches (the pacing state lives in the engine). The keys
  * reclaimed are reported to ev as engine_sweep does. */
 int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev);

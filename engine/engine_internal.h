@@ -70,8 +70,8 @@ struct engine {
     uint64_t failovers;             /* atomic */
     char failure[320];              /* the last device failure (under fo_lock) */
     /* engine_expire_tick's pacing: units of the next slice, of this pass so
-     * far, items found in this pass and in the last whole one */
-    uint64_t exp_work, exp_pass_done, exp_pass_found, exp_last_found;
+     * far and in all, items found in this pass and in the last whole one */
+    uint64_t exp_work, exp_pass_done, exp_pass_units, exp_pass_found, exp_last_found;
 };
 
 #endif /* ENGINE_INTERNAL_H */

@@ -1312,11 +1312,15 @@ static int flush_locked(gpu_engine *g, int db)
 
 /* The sweep's scratch: [count | .. | mirror of the sink at GPU_HDR_EV |
  * its area from GPU_HDR_BYTES on]. */
+/* A unit of sweep work on the device: the buckets of one word of the
+ * volatile map (a thread each; one that is not marked returns at once). */
+#define GPU_SWEEP_UNIT 64u
+
 static int sweep_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
     uint64_t nb = g->t.v.n_buckets;
     uint64_t first = g->sweep_cursor % nb;
-    uint64_t n = max_work ? max_work : 1;
+    uint64_t n = (uint64_t)(max_work ? max_work : 1) * GPU_SWEEP_UNIT;
     if (n > nb - first) {
         n = nb - first;
     }
@@ -1419,7 +1423,7 @@ uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db)
 
 uint64_t gpu_engine_sweep_units(gpu_engine *g)
 {
-    return g->t.v.n_buckets;
+    return (g->t.v.n_buckets + GPU_SWEEP_UNIT - 1) / GPU_SWEEP_UNIT;
 }
 
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
@@ -1468,7 +1472,7 @@ void gpu_engine_stats(gpu_engine *g, cudis_stats *out)
     (void)read_state(g, c, &pages_used);
     out->items = c[CCHT_C_ITEMS];
     out->index_bytes = g->geom.index_bytes + g->geom.meta_bytes;
-    out->bytes_used = out->index_bytes + (uint64_t)pages_used * g->geom.page_bytes;
+    out->bytes_used = out->index_bytes + c[CCHT_C_CHUNK_BYTES]; /* as ccht_stats */
     out->bytes_budget = g->budget;
     out->key_bytes = c[CCHT_C_KEY_BYTES];
     out->value_bytes = c[CCHT_C_VAL_BYTES];

@@ -606,6 +606,77 @@ ENGINE_TEST(expire_tick_paces_to_all)
     engine_destroy(e);
 }
 
+/* Issue 12, finding 6 (active expiry misses sparse keys): a few keys with a
+ * TTL among many without, in a big store, are all reclaimed by the ticks
+ * of the first second after they expire (a pass used to cover every
+ * bucket, at 4096 a tick while nothing expired: ~100 ticks here). */
+ENGINE_TEST(expire_tick_finds_sparse)
+{
+    T_NEED_STORE(p);
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.memory_bytes = 256ull << 20;
+    engine *e = open_cfg(p, &cfg);
+    tbatch t;
+    tb_init(&t, 0);
+    char k[32];
+    for (int i = 0; i < 20003; i++) {
+        int n = snprintf(k, sizeof(k), "key:%d", i);
+        tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, "value", 5, 0, i % 10001 == 0 ? T_NOW + 10 : 0);
+    }
+    tb_run(e, &t, T_NOW);
+    cr_assert_eq(stats_of(e).items, 20003);
+    for (int i = 0; i < 30; i++) { /* the slices shrink while nothing expires */
+        cr_assert_eq(engine_expire_tick(e, T_NOW + 5, 10, NULL), 0, "nothing expired yet");
+    }
+    int got = 0, ticks;
+    for (ticks = 0; ticks < 10 && got < 3; ticks++) {
+        got += engine_expire_tick(e, T_NOW + 100, 10, NULL);
+    }
+    cr_assert_eq(got, 3, "%d of 3 reclaimed after %d ticks", got, ticks);
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.items, 20000);
+    cr_assert_eq(s.evict_expired, 3);
+    tb_free(&t);
+    engine_destroy(e);
+}
+
+/* Issue 12, finding 6 (memory accounting after expiry): the bytes items
+ * take (bytes_used beyond the index) go back to zero once every key has
+ * expired and been reclaimed, and grow again with new keys. */
+ENGINE_TEST(bytes_used_follows_expiry)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    cudis_stats s0 = stats_of(e);
+    cr_assert_eq(s0.bytes_used, s0.index_bytes, "an empty store holds no item bytes");
+    tbatch t;
+    tb_init(&t, 0);
+    char k[32], v[200];
+    memset(v, 'v', sizeof(v));
+    for (int i = 0; i < 20000; i++) {
+        int n = snprintf(k, sizeof(k), "key:%d", i);
+        tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, v, (uint32_t)(i % 200), 0, T_NOW + 10);
+    }
+    tb_run(e, &t, T_NOW);
+    cudis_stats s1 = stats_of(e);
+    cr_assert_gt(s1.items, 0);
+    cr_assert_geq(s1.bytes_used - s1.index_bytes, s1.key_bytes + s1.value_bytes);
+    for (int i = 0; i < 100 && stats_of(e).items > 0; i++) {
+        engine_sweep(e, T_NOW + 100, 1 << 20, NULL);
+    }
+    cudis_stats s2 = stats_of(e);
+    cr_assert_eq(s2.items, 0);
+    cr_assert_eq(s2.bytes_used, s2.index_bytes, "%llu item bytes left after all expired",
+                 (unsigned long long)(s2.bytes_used - s2.index_bytes));
+    tb_reset(&t);
+    tb_op(&t, CUDIS_OP_SET, 0, "again", 5, v, 100, 0, 0);
+    tb_run(e, &t, T_NOW + 100);
+    cr_assert_gt(stats_of(e).bytes_used, s2.index_bytes);
+    tb_free(&t);
+    engine_destroy(e);
+}
+
 /* SETBIT: the old bit back, the value grown with zero bytes to the bit's
  * byte, other bytes and the expiry kept, a clear as exact as a set. */
 ENGINE_TEST(setbit)
