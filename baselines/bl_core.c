@@ -299,7 +299,7 @@ static int do_make_room(bl_cache *c, const bl_item *old, uint64_t need, int64_t 
     uint64_t old_charge = old ? item_charge(c, old->key_len, old->val_len) : 0;
     /* Even with every other item gone, the new one must fit. */
     if (c->fixed_bytes + table_bytes(c->mask + 1) + need > c->budget) {
-        return CUDIS_E_FULL;
+        return CUDIS_E_NOFIT;
     }
     while (c->bytes_used - old_charge + need > c->budget) {
         if (!do_evict_one(c, old, now_ms, ev)) {

@@ -23,6 +23,7 @@ const char *cudis_strerror(int err)
     case CUDIS_E_PROTO: return "protocol error";
     case CUDIS_E_BUSY: return "busy";
     case CUDIS_E_DEVFAIL: return "device failed";
+    case CUDIS_E_NOFIT: return "item larger than the memory budget";
     default: return "unknown error";
     }
 }

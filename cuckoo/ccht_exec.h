@@ -350,7 +350,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 ccht_arena_class_for(a, ccht_item_size(x->op->key_len, plan.new_len, has_exp));
             if (cls == CCHT_NONE32) {
                 ccht_pair_unlock(v, hk);
-                res->status = CUDIS_E_FULL; /* bigger than all memory */
+                res->status = CUDIS_E_NOFIT; /* bigger than all memory */
                 res->flags &= ~(uint32_t)CUDIS_R_DONE;
                 ty->c[CCHT_C_FULL] += 1;
                 break;

@@ -46,6 +46,7 @@ void reply_engine_error(conn *c, int status)
     case CUDIS_E_VALTOOBIG: conn_error(c, E_BIGSTR); break;
     case CUDIS_E_KEYTOOBIG: conn_error(c, "ERR key is too long for the engine"); break;
     case CUDIS_E_EMPTYKEY: conn_error(c, "ERR empty keys are not supported by the engine"); break;
+    case CUDIS_E_NOFIT: conn_error(c, "OOM the value is larger than 'maxmemory' can hold"); break;
     case CUDIS_E_FULL:
     case CUDIS_E_NOMEM:
         conn_error(c, "OOM command not allowed when used memory > 'maxmemory'.");

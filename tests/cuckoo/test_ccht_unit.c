@@ -652,13 +652,13 @@ Test(ccht, databases_under_eviction_audit_clean)
     ccht_destroy(u);
 }
 
-Test(ccht, item_bigger_than_a_page_is_full)
+Test(ccht, item_bigger_than_the_arena_does_not_fit)
 {
     /* 256 KiB budget: pages shrink below the maximum item. */
     ccht *u = mk(256 << 10, 0, 8, 64, 1 << 20);
     static uint8_t v[1 << 20];
     memset(v, 1, sizeof(v));
-    cr_assert_eq(ccht_set(u, "big", 3, v, sizeof(v), 0, 0), CUDIS_E_FULL);
+    cr_assert_eq(ccht_set(u, "big", 3, v, sizeof(v), 0, 0), CUDIS_E_NOFIT);
     cr_assert_eq(ccht_set(u, "small", 5, v, 100, 0, 0), 1);
     cr_assert_eq(ccht_exists(u, "big", 3), 0);
     ccht_destroy(u);
