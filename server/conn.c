@@ -470,7 +470,14 @@ bool conn_read_once(conn *c)
         c->qbuf = xrealloc(c->qbuf, ncap);
         c->qcap = ncap;
     }
-    ssize_t n = read(c->fd, c->qbuf + c->qlen, c->qcap - c->qlen);
+    /* at most `want` (a big argument's rest, else 64 KB) a read, so the
+     * query-buffer limit sees what arrived unparsed, not the room a big
+     * command's parsed arguments made */
+    if (want < 64 * 1024) {
+        want = 64 * 1024;
+    }
+    size_t room = c->qcap - c->qlen;
+    ssize_t n = read(c->fd, c->qbuf + c->qlen, room < want ? room : want);
     if (n == 0) {
         conn_close(c, "client closed connection");
         return false;
@@ -484,7 +491,10 @@ bool conn_read_once(conn *c)
     c->qlen += (size_t)n;
     STAT_ADD(lp->st.net_in, (uint64_t)n);
     c->last_ms = cudis_now_ms();
-    size_t unparsed = c->qlen - (resp_parser_busy(&c->rp) ? c->rp.cmd_start : c->qpos);
+    /* as Redis's query buffer: the bytes not yet parsed into arguments
+     * (the parsed arguments of a command still arriving stay in qbuf,
+     * zero-copy; Redis has moved them to argv), a read at a time */
+    size_t unparsed = c->qlen - c->qpos;
     if ((long long)unparsed > srv.cfg.client_query_buffer_limit) {
         log_msg(LL_WARNING,
                 "Closing client that reached max query buffer length: id=%llu addr=%s (qbuf "

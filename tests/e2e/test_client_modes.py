@@ -253,6 +253,28 @@ class OutputLimits(Base):
         self.assertGreater(info_field(b, "clients", "client_recent_max_input_buffer"), 0)
 
 
+class QueryBufferLimit(Base):
+    """client-query-buffer-limit counts the bytes not yet parsed into
+    arguments, as Redis's query buffer does (issue 12, finding 8): a 5 MB
+    MGET of 5,000 keys passes a 1 MB limit (it was refused: the parsed
+    arguments counted), a 3 MB argument does not."""
+
+    def test_limit_counts_unparsed_bytes(self):
+        a, b = self.conn(), self.conn()
+        self.assertEqual(b.call("CONFIG", "SET", "client-query-buffer-limit", "1mb"), "OK")
+        keys = ["k%0999d" % i for i in range(5000)]
+        self.assertEqual(b.call("SET", keys[7], "seven"), "OK")
+        got = a.call("MGET", *keys)
+        self.assertEqual(len(got), 5000)
+        self.assertEqual(got[7], b"seven")
+        a.send("SET", "big", "x" * (3 << 20))
+        with self.assertRaises((EOFError, ConnectionResetError, BrokenPipeError)):
+            a.read()
+        self.conns.remove(a)
+        self.assertEqual(b.call("EXISTS", "big"), 0)
+        b.call("CONFIG", "SET", "client-query-buffer-limit", "1gb")
+
+
 class UnauthenticatedFlood(Base):
     """A client that has not authenticated may not queue replies: 200,000
     pipelined wrong AUTHs get the connection closed (issue 12, finding 8)."""
