@@ -13,6 +13,7 @@
 #include "server_internal.h"
 
 #define KWRITE 0x80000000u
+#define BATCH_KEEP_OPS 65536u /* ops (and pends) a batcher keeps room for between batches */
 #define HSEED 0x9e3779b97f4a7c15ull
 
 void batch_init(batcher *b)
@@ -436,16 +437,47 @@ void batch_reset(batcher *b)
         memset(b->kgen, 0, (size_t)b->kcap * sizeof(uint32_t));
         b->gen = 1;
     }
-    /* Give back a buffer that one huge value blew up. */
+    /* Give back what one huge value or command blew up (a 2M-key EXISTS
+     * left 200 MB of arrays behind). */
+    bool freed = false;
     if (b->out_cap > 64u * 1024 * 1024) {
         free(b->out);
         b->out = NULL;
         b->out_cap = 0;
+        freed = true;
     }
     if (b->in_cap > 64u * 1024 * 1024) {
         free(b->in);
         b->in = NULL;
         b->in_cap = 0;
+        freed = true;
+    }
+    if (b->cap_ops > BATCH_KEEP_OPS) {
+        free(b->ops);
+        free(b->res);
+        free(b->meta);
+        b->ops = NULL;
+        b->res = NULL;
+        b->meta = NULL;
+        b->cap_ops = 0;
+        freed = true;
+    }
+    if (b->cap_pend > BATCH_KEEP_OPS) {
+        free(b->pends);
+        b->pends = NULL;
+        b->cap_pend = 0;
+        freed = true;
+    }
+    if (b->kcap > 4 * BATCH_KEEP_OPS) {
+        free(b->kent);
+        free(b->kgen);
+        b->kent = b->kgen = NULL;
+        b->kcap = 0;
+        b->lk_key = NULL; /* its slot was in the freed table */
+        freed = true;
+    }
+    if (freed) {
+        util_give_back_memory();
     }
 }
 

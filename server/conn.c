@@ -189,8 +189,36 @@ void conn_create(loop *lp, int fd, bool is_unix)
     log_msg(LL_DEBUG, "Accepted %s", c->addr);
 }
 
+#define QBUF_BYTES (16 * 1024) /* a connection's query buffer, and the room a read wants */
+#define QBUF_IDLE_MS 2000      /* idle this long, a client's grown buffers go back */
+
+/* Give back what a big command grew (as Redis's cron resizes an idle
+ * client's query buffer): the query buffer beyond QBUF_BYTES when what is
+ * left in it fits that, and the parser's argument arrays. */
+static void conn_trim(conn *c)
+{
+    if (resp_parser_busy(&c->rp)) {
+        return;
+    }
+    bool freed = resp_parser_trim(&c->rp);
+    size_t left = c->qlen - c->qpos;
+    if (c->qcap > QBUF_BYTES && left <= QBUF_BYTES) {
+        char *nb = xmalloc(QBUF_BYTES);
+        memcpy(nb, c->qbuf + c->qpos, left);
+        free(c->qbuf);
+        c->qbuf = nb;
+        c->qcap = QBUF_BYTES;
+        c->qlen = left;
+        c->qpos = 0;
+        freed = true;
+    }
+    if (freed) {
+        util_give_back_memory();
+    }
+}
+
 /* The checks of the loop's cron: CLIENT KILL from another loop, the idle
- * timeout, a soft output-buffer limit held too long. */
+ * timeout, a soft output-buffer limit held too long, buffers to give back. */
 void conn_cron(conn *c, int64_t now)
 {
     if (c->flags & CONN_CLOSING) {
@@ -219,6 +247,10 @@ void conn_cron(conn *c, int64_t now)
     }
     if (c->out.len > c->out_sent) {
         conn_check_obuf(c);
+    }
+    if (c->pending == 0 && c != lp->running && !(c->flags & (CONN_PAUSED | CONN_BLOCKED)) &&
+        now - c->last_ms >= QBUF_IDLE_MS) {
+        conn_trim(c);
     }
 }
 
@@ -450,7 +482,7 @@ bool conn_read_once(conn *c)
     if (c->flags & CONN_PAUSED) {
         return false;
     }
-    size_t want = 16 * 1024;
+    size_t want = QBUF_BYTES;
     bool busy = resp_parser_busy(&c->rp);
     if (busy && c->rp.big_need > want) {
         want = c->rp.big_need;
@@ -463,7 +495,7 @@ bool conn_read_once(conn *c)
         resp_parser_shift(&c->rp, keep);
     }
     if (c->qcap - c->qlen < want) {
-        size_t ncap = c->qcap ? c->qcap : 16 * 1024;
+        size_t ncap = c->qcap ? c->qcap : QBUF_BYTES;
         while (ncap - c->qlen < want) {
             ncap *= 2;
         }

@@ -46,6 +46,15 @@ static void reserve_args(resp_parser *p, long long n)
     p->argv_cap = (int)cap;
 }
 
+bool resp_parser_trim(resp_parser *p)
+{
+    if (p->state != 0 || p->argv_cap <= 1024) {
+        return false;
+    }
+    resp_parser_deinit(p);
+    return true;
+}
+
 bool resp_parser_busy(const resp_parser *p)
 {
     return p->state != 0;

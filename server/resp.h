@@ -57,6 +57,11 @@ int resp_parse(resp_parser *p, char *buf, size_t len, size_t *pos);
  * shift the stored offsets. Only valid when delta <= p->cmd_start. */
 void resp_parser_shift(resp_parser *p, size_t delta);
 
+/* Between commands: free argument arrays that a command of more than
+ * 1024 arguments grew (the next command reserves its own). True when
+ * something was freed. */
+bool resp_parser_trim(resp_parser *p);
+
 /* True when a command is partly parsed (its first byte is at cmd_start). */
 bool resp_parser_busy(const resp_parser *p);
 

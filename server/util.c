@@ -13,6 +13,9 @@
 #include <string.h>
 #include <strings.h>
 #include <limits.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "cudis_op.h"
 
@@ -438,4 +441,11 @@ void sbuf_free(sbuf *b)
     free(b->p);
     b->p = NULL;
     b->len = b->cap = 0;
+}
+
+void util_give_back_memory(void)
+{
+#ifdef __GLIBC__
+    malloc_trim(0);
+#endif
 }

@@ -57,4 +57,9 @@ void sbuf_adds(sbuf *b, const char *s);
 void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_free(sbuf *b);
 
+/* After big buffers were freed: have the allocator return free memory to
+ * the system (glibc keeps it in its heaps otherwise; jemalloc, which
+ * Redis uses, does so by itself). */
+void util_give_back_memory(void);
+
 #endif /* SERVER_UTIL_H */
