@@ -1018,7 +1018,8 @@ void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
 
 typedef struct scan_ctx {
     sbuf keys;
-    long n;
+    long n;    /* keys in the reply */
+    long seen; /* keys visited, whether MATCH/TYPE took them or not */
     const char *pat;
     uint32_t plen;
     bool all;
@@ -1029,6 +1030,7 @@ static int scan_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len,
 {
     (void)db, (void)exp;
     scan_ctx *s = arg;
+    s->seen++;
     if (s->none) {
         return 0;
     }
@@ -1106,8 +1108,9 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
             return;
         }
     }
-    /* Like Redis, return about COUNT keys per call: keep walking the index
-     * (a bounded amount) until that many were found or the scan is done. */
+    /* Like Redis, visit about COUNT keys per call, whether MATCH or TYPE
+     * keeps them: the index is sized for a full store, so keep walking it
+     * (a bounded amount) until that many were seen or the scan is done. */
     uint8_t db = db_phys(c->db);
     if (engine_db_size(srv.eng, db) == 0) {
         sbuf_add(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
@@ -1121,7 +1124,7 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
     do {
         rc = engine_scan(srv.eng, db, next, step, now, scan_collect, &s, &next);
         work += step;
-    } while (rc == CUDIS_OK && next != 0 && s.n < count && work < 4u * 1024 * 1024);
+    } while (rc == CUDIS_OK && next != 0 && s.seen < count && work < 4u * 1024 * 1024);
     if (rc != CUDIS_OK) {
         sbuf_free(&s.keys);
         reply_engine_error(c, rc);

@@ -313,6 +313,31 @@ class BigCommandMemory(Base):
         s.close()
 
 
+class ScanWork(Base):
+    """SCAN's COUNT bounds the keys a call visits, whether MATCH keeps them
+    or not (issue 12, finding 8: SCAN 0 MATCH [ COUNT 1 walked the whole
+    index and answered cursor 0; Redis answers after one bucket)."""
+
+    def test_count_bounds_a_call_with_a_pattern(self):
+        a = self.conn()
+        for i in range(0, 1000, 100):
+            a.call("MSET", *[x for j in range(i, i + 100) for x in ("k:%d" % j, "v")])
+        cur, keys = a.call("SCAN", "0", "MATCH", "[", "COUNT", "1")
+        self.assertNotEqual(cur, b"0", "one call walked everything")
+        self.assertEqual(keys, [])
+        want = {b"k:7", b"k:70"} | {b"k:7%d" % j for j in range(10)} | \
+            {b"k:7%02d" % j for j in range(100)}
+        got, calls, cur = set(), 0, b"0"
+        while True:
+            cur, keys = a.call("SCAN", cur, "MATCH", "k:7*", "COUNT", "10")
+            got.update(keys)
+            calls += 1
+            if cur == b"0":
+                break
+        self.assertEqual(got, want)
+        self.assertGreater(calls, 10)
+
+
 class UnauthenticatedFlood(Base):
     """A client that has not authenticated may not queue replies: 200,000
     pipelined wrong AUTHs get the connection closed (issue 12, finding 8)."""
