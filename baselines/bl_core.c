@@ -192,6 +192,11 @@ static bool do_evict_one(bl_cache *c, const bl_item *skip, int64_t now_ms, cudis
 
 void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_t why_len)
 {
+    if (cfg->policy != CUDIS_POL_ALLKEYS_LRU && cfg->policy != CUDIS_POL_NOEVICTION) {
+        snprintf(why, why_len, "%s: evicts by its own exact order (or not at all: noeviction)",
+                 pol->name);
+        return NULL;
+    }
     uint64_t fixed = bl_malloc_size(sizeof(bl_cache));
     uint64_t nb = BL_INIT_BUCKETS;
     if (cfg->max_items != 0) {
@@ -239,6 +244,7 @@ void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_
     c->max_val_len = cfg->max_val_len ? cfg->max_val_len : BL_DEFAULT_VAL_LEN;
     c->allow_empty_key = cfg->allow_empty_key;
     c->seed = cfg->seed ? cfg->seed : 0x9e3779b97f4a7c15ull;
+    c->noevict = cfg->policy == CUDIS_POL_NOEVICTION;
     c->expected_item_bytes = cfg->expected_item_bytes ? cfg->expected_item_bytes : 64;
     c->fixed_bytes = fixed;
     c->bytes_used = fixed + table_bytes(nb);
@@ -302,13 +308,13 @@ static int do_make_room(bl_cache *c, const bl_item *old, uint64_t need, int64_t 
         return CUDIS_E_NOFIT;
     }
     while (c->bytes_used - old_charge + need > c->budget) {
-        if (!do_evict_one(c, old, now_ms, ev)) {
+        if (c->noevict || !do_evict_one(c, old, now_ms, ev)) {
             return CUDIS_E_FULL;
         }
     }
     if (old == NULL && c->max_items != 0) {
         while (c->items >= c->max_items) {
-            if (!do_evict_one(c, NULL, now_ms, ev)) {
+            if (c->noevict || !do_evict_one(c, NULL, now_ms, ev)) {
                 return CUDIS_E_FULL;
             }
         }
@@ -632,6 +638,18 @@ int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
                             sweep_chain, &x);
     pthread_mutex_unlock(&c->lock);
     return n;
+}
+
+int bl_set_policy(void *store, uint32_t policy)
+{
+    bl_cache *c = store;
+    if (policy != CUDIS_POL_ALLKEYS_LRU && policy != CUDIS_POL_NOEVICTION) {
+        return CUDIS_E_UNSUPPORTED; /* the baselines evict by their own exact order */
+    }
+    pthread_mutex_lock(&c->lock);
+    c->noevict = policy == CUDIS_POL_NOEVICTION;
+    pthread_mutex_unlock(&c->lock);
+    return CUDIS_OK;
 }
 
 uint64_t bl_sweep_units(void *store)

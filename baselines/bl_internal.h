@@ -63,6 +63,7 @@ struct bl_cache {
     uint64_t max_items;
     uint32_t max_key_len, max_val_len;
     bool allow_empty_key;
+    bool noevict; /* maxmemory-policy noeviction: a write that needs room fails */
     uint64_t seed;
 
     /* accounting */
@@ -95,6 +96,9 @@ int bl_random_key(void *store, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_
 int bl_flush(void *store, int db);
 uint64_t bl_db_size(void *store, uint8_t db);
 int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
+/* CUDIS_POL_ALLKEYS_LRU (the default: evict by the policy's own exact
+ * order) or CUDIS_POL_NOEVICTION; others are CUDIS_E_UNSUPPORTED. */
+int bl_set_policy(void *store, uint32_t policy);
 uint64_t bl_sweep_units(void *store); /* one pass of bl_sweep (cudis_vmap_units) */
 void bl_stats(void *store, cudis_stats *out);
 void bl_reset_stats(void *store);

@@ -82,6 +82,20 @@ enum cudis_op_code {
     CUDIS_OP__COUNT
 };
 
+/* Which live items a store may evict to make room: Redis's maxmemory-policy
+ * (the LFU ones excepted). Expired items always go first, whatever the
+ * policy. With none to evict, a write of a new key fails with CUDIS_E_FULL
+ * (reads and deletes work on). */
+enum cudis_policy {
+    CUDIS_POL_ALLKEYS_LRU = 0, /* the least recently used (the default) */
+    CUDIS_POL_NOEVICTION,      /* none */
+    CUDIS_POL_VOLATILE_LRU,    /* the least recently used of those with an expiry */
+    CUDIS_POL_ALLKEYS_RANDOM,  /* any */
+    CUDIS_POL_VOLATILE_RANDOM, /* any with an expiry */
+    CUDIS_POL_VOLATILE_TTL,    /* the one with the nearest expiry */
+    CUDIS_POL__COUNT
+};
+
 #define CUDIS_F_NX 0x0001      /* SET: only if absent. EXPIRE: only if no expiry */
 #define CUDIS_F_XX 0x0002      /* SET: only if present. EXPIRE: only if it has one */
 #define CUDIS_F_GT 0x0004      /* EXPIRE: only if later than the current (none = infinite) */

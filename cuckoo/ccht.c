@@ -101,7 +101,21 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     }
     ccht_geom_bind(&t->g, &t->T, t->mem, o.max_key_len, o.max_val_len, o.allow_empty_key, o.seed);
     ccht_geom_meta_init(&t->g, t->mem + t->g.meta_off, false);
+    if (ccht_set_policy(t, o.policy) != CUDIS_OK) {
+        fail(why, why_len, "unknown eviction policy");
+        ccht_destroy(t);
+        return NULL;
+    }
     return t;
+}
+
+int ccht_set_policy(ccht *t, uint32_t policy)
+{
+    if (policy >= CUDIS_POL__COUNT) {
+        return CUDIS_E_INVAL;
+    }
+    __atomic_store_n(&t->T.policy, policy, __ATOMIC_RELAXED);
+    return CUDIS_OK;
 }
 
 void ccht_destroy(ccht *t)

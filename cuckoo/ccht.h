@@ -39,6 +39,8 @@ typedef struct ccht_options {
                                    * (0 = 64) */
     bool allow_empty_key;         /* accept "" as a key */
     uint64_t seed;                /* hash seed (0 = a fixed default) */
+    uint32_t policy;              /* which live items may be evicted: enum cudis_policy
+                                   * (0 = allkeys-lru) */
 } ccht_options;
 
 /* Fill `o` with the defaults above and memory_bytes = 64 MiB. */
@@ -47,6 +49,10 @@ void ccht_options_default(ccht_options *o);
 /* Create a table. Returns NULL on failure with the reason in why[why_len]
  * (why may be NULL). Memory is reserved up front but touched lazily. */
 ccht *ccht_create(const ccht_options *o, char *why, size_t why_len);
+
+/* Change the eviction policy (enum cudis_policy) for the writes that
+ * follow; CUDIS_E_INVAL for one the table does not know. */
+int ccht_set_policy(ccht *t, uint32_t policy);
 
 /* Free the table and everything in it. NULL is fine. */
 void ccht_destroy(ccht *t);

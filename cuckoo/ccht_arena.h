@@ -56,11 +56,19 @@
 #define CCHT_WAIT_NS 2000000000ull      /* the slow path gives up (CUDIS_E_FULL) after this */
 #define CCHT_DRAIN_WAIT_NS 500000000ull /* a page move waits this long for a chunk in use */
 #define CCHT_RUN_SCAN 16384u            /* pages searched for a free run per attempt */
+#define CCHT_KEPT_TRIES 16u /* barren attempts before a policy that keeps items says full */
 
 /* page_drain values */
 #define CCHT_DRAIN_NONE 0u
 #define CCHT_DRAIN_MOVING 1u  /* a move is emptying the page */
 #define CCHT_DRAIN_CARVING 2u /* its class is putting its chunks on the lists */
+
+/* The table's eviction policy (enum cudis_policy): set between batches
+ * (CONFIG SET), read once per write. */
+CUDIS_HD static inline uint32_t ccht_policy_of(const ccht_table *T)
+{
+    return cudis_load_relaxed_u32(&T->policy);
+}
 
 /* ------------------------------------------------------------------------
  * Counter deltas of one thread (added to ccht_table.cnt later)
@@ -519,20 +527,27 @@ CUDIS_HD static inline bool ccht_chunk_age(const ccht_view *v, uint64_t off, uin
 }
 
 /* Take the item in chunk off out of the index if a slot still refers to it
- * (locks the pair; the caller holds no bucket lock), counting and
- * reporting (ev, may be NULL) a memory eviction or an expired reclaim. On
- * true the chunk is the caller's (h0 still LIVE). */
-CUDIS_HD static inline bool ccht_unlink_chunk(const ccht_table *T, uint64_t off, int64_t now_ms,
-                                              ccht_tally *ty, cudis_evbuf *ev)
+ * and it has expired or the eviction policy lets it go (locks the pair;
+ * the caller holds no bucket lock), counting and reporting (ev, may be
+ * NULL) a memory eviction or an expired reclaim. Returns 1 when the chunk
+ * is the caller's (h0 still LIVE), 0 when no slot refers to it, -1 when
+ * the policy keeps the item. */
+CUDIS_HD static inline int ccht_unlink_chunk(const ccht_table *T, uint64_t off, int64_t now_ms,
+                                             uint32_t policy, ccht_tally *ty, cudis_evbuf *ev)
 {
     const ccht_view *v = &T->v;
     ccht_hkey hk;
     if (!ccht_chunk_hkey(v, off, &hk)) {
-        return false;
+        return 0;
     }
     ccht_pair_lock(v, &hk);
     ccht_loc loc;
     bool found = ccht_find_ref(v, &hk, off, &loc);
+    if (found && !ccht_slot_expired(v, loc.word, now_ms) &&
+        !ccht_policy_takes(policy, (loc.word & CCHT_SLOT_EXP) != 0)) {
+        ccht_pair_unlock(v, &hk);
+        return -1;
+    }
     if (found) {
         bool expired = ccht_slot_expired(v, loc.word, now_ms);
         ty->c[expired ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_MEMORY] += 1;
@@ -541,7 +556,7 @@ CUDIS_HD static inline bool ccht_unlink_chunk(const ccht_table *T, uint64_t off,
         cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
     }
     ccht_pair_unlock(v, &hk);
-    return found;
+    return found ? 1 : 0;
 }
 
 /* What the slow path needs besides the table. */
@@ -549,6 +564,7 @@ typedef struct ccht_mem_ctx {
     int64_t now_ms;
     uint32_t now_stamp;
     uint32_t shard;
+    uint32_t policy; /* which live items may be evicted (enum cudis_policy) */
     uint64_t *rng;
     ccht_tally *ty;
     cudis_evbuf *ev; /* the batch's event sink (NULL: none) */
@@ -558,10 +574,12 @@ typedef struct ccht_mem_ctx {
  * Memory eviction within a class
  * ---------------------------------------------------------------------- */
 
-/* Evict the oldest of a sample of class cls's items and keep its chunk
- * (RESV). *age gets the victim's age. */
+/* Evict the item the eviction policy picks (m->policy; LRU: the oldest)
+ * of a sample of class cls's items it may take, expired ones first, and
+ * keep its chunk (RESV). *age gets the victim's age; *none is set when
+ * the sample held no item the policy takes. */
 CUDIS_HD static inline bool ccht_evict_in_class(const ccht_table *T, uint32_t cls, ccht_mem_ctx *m,
-                                                uint64_t *off, uint32_t *age)
+                                                uint64_t *off, uint32_t *age, bool *none)
 {
     const ccht_arena *a = &T->a;
     const ccht_class *k = &a->cls[cls];
@@ -569,6 +587,7 @@ CUDIS_HD static inline bool ccht_evict_in_class(const ccht_table *T, uint32_t cl
     uint32_t per = k->per_page;
     uint64_t best = 0;
     uint32_t best_age = 0, seen = 0;
+    int64_t best_exp = 0;
     for (uint32_t probe = 0; probe < CCHT_SAMPLE_PROBES && seen < CCHT_SAMPLE; probe++) {
         uint64_t r = ccht_rng(m->rng);
         uint32_t p = (probe & 1) ? cudis_load_relaxed_u32(&k->ring[r % CCHT_RING])
@@ -579,17 +598,34 @@ CUDIS_HD static inline bool ccht_evict_in_class(const ccht_table *T, uint32_t cl
         }
         uint64_t c = ccht_page_off(a, p) + (uint64_t)((r >> 8) % per) * size;
         uint32_t ag;
-        if (!(cudis_load_acq_u32(ccht_chunk_h0(a, c)) & CCHT_ITEM_LIVE) ||
-            !ccht_chunk_age(&T->v, c, m->now_stamp, m->now_ms, &ag)) {
+        uint32_t h0 = cudis_load_acq_u32(ccht_chunk_h0(a, c));
+        if (!(h0 & CCHT_ITEM_LIVE) || !ccht_chunk_age(&T->v, c, m->now_stamp, m->now_ms, &ag)) {
             continue;
         }
-        if (seen++ == 0 || ag > best_age) {
+        bool expired = ag == UINT32_MAX;
+        if (!expired && !ccht_policy_takes(m->policy, (h0 & CCHT_ITEM_EXP) != 0)) {
+            continue;
+        }
+        int64_t exp = m->policy == CUDIS_POL_VOLATILE_TTL && !expired
+                          ? ccht_item_expire(&T->v, c, h0)
+                          : 0; /* an expired one goes first: 0 is nearest */
+        bool take;
+        if (seen++ == 0) {
+            take = true;
+        } else if (best_age == UINT32_MAX) {
+            take = false; /* an expired one is in hand */
+        } else {
+            take = expired || ccht_policy_prefers(m->policy, ag, exp, best_age, best_exp);
+        }
+        if (take) {
             best = c;
             best_age = ag;
+            best_exp = exp;
         }
     }
     *age = best_age;
-    if (seen == 0 || !ccht_unlink_chunk(T, best, m->now_ms, m->ty, m->ev)) {
+    *none = seen == 0;
+    if (seen == 0 || ccht_unlink_chunk(T, best, m->now_ms, m->policy, m->ty, m->ev) != 1) {
         return false;
     }
     uint32_t p = ccht_page_of(a, best);
@@ -673,9 +709,16 @@ CUDIS_HD static inline bool ccht_drain_page(const ccht_table *T, uint32_t p, uin
             if ((h0 & (CCHT_ITEM_LIVE | CCHT_ITEM_RESV)) == 0) {
                 break;
             }
-            if ((h0 & CCHT_ITEM_LIVE) && ccht_unlink_chunk(T, c, m->now_ms, m->ty, m->ev)) {
+            int u = (h0 & CCHT_ITEM_LIVE)
+                        ? ccht_unlink_chunk(T, c, m->now_ms, m->policy, m->ty, m->ev)
+                        : 0;
+            if (u == 1) {
                 cudis_store_rel_u32(ccht_chunk_h0(a, c), 0);
                 break;
+            }
+            if (u < 0) { /* the policy keeps an item of this page */
+                ccht_undrain(a, p, d);
+                return false;
             }
             /* being written (or freed) by another thread right now */
             uint64_t t = cudis_hd_now_ns();
@@ -719,11 +762,17 @@ CUDIS_HD static inline bool ccht_claim_page(const ccht_table *T, uint32_t p, cch
                 h--;
             }
             uint64_t off = ccht_page_off(a, h);
+            int u = 0;
             if (cudis_load_relaxed_u32(&a->page_class[h]) == CCHT_PG_LARGE &&
-                (cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE) &&
-                ccht_unlink_chunk(T, off, m->now_ms, m->ty, m->ev)) {
+                (cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE)) {
+                u = ccht_unlink_chunk(T, off, m->now_ms, m->policy, m->ty, m->ev);
+            }
+            if (u == 1) {
                 ccht_arena_free(a, off, m->shard);
                 continue; /* p is free now */
+            }
+            if (u < 0) {
+                return false; /* the policy keeps the item */
             }
         } else if (c == CCHT_PG_MOVING) {
             return false;
@@ -797,7 +846,7 @@ CUDIS_HD static inline bool ccht_move_page(const ccht_table *T, uint32_t cls, ui
         if (d == CCHT_PG_LARGE) {
             uint64_t off = ccht_page_off(a, victim);
             if ((cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE) &&
-                ccht_unlink_chunk(T, off, m->now_ms, m->ty, m->ev)) {
+                ccht_unlink_chunk(T, off, m->now_ms, m->policy, m->ty, m->ev) == 1) {
                 ccht_arena_free(a, off, m->shard);
                 moved = true;
             }
@@ -838,20 +887,27 @@ CUDIS_HD static inline uint64_t ccht_claim_run(const ccht_table *T, uint32_t n, 
  * The slow path: allocation that may evict (the caller holds NO bucket lock)
  * ---------------------------------------------------------------------- */
 
-/* A chunk of allocator class cls, evicting by sampled recency or moving
- * pages when needed. Returns the chunk (RESV) or CCHT_NO_CHUNK when memory
- * could not be found within CCHT_WAIT_NS (chunks pinned that long: none
- * are, by construction). */
+/* A chunk of allocator class cls, evicting what the policy lets go
+ * (sampled) or moving pages when needed. Returns the chunk (RESV) or
+ * CCHT_NO_CHUNK when memory could not be found within CCHT_WAIT_NS (chunks
+ * pinned that long: none are, by construction), or, under a policy that
+ * keeps some items (noeviction, volatile-*), after CCHT_KEPT_TRIES
+ * attempts found nothing it lets go. */
 CUDIS_HD static inline uint64_t ccht_arena_alloc_slow(const ccht_table *T, uint32_t cls,
                                                       ccht_mem_ctx *m)
 {
     const ccht_arena *a = &T->a;
     uint64_t deadline = 0;
     unsigned spins = 0;
+    bool keeps = m->policy != CUDIS_POL_ALLKEYS_LRU && m->policy != CUDIS_POL_ALLKEYS_RANDOM;
+    uint32_t barren = 0; /* attempts that found nothing to take */
     for (uint32_t attempt = 0;; attempt++) {
         uint64_t off = ccht_arena_alloc(a, cls, m->shard);
         if (off != CCHT_NO_CHUNK) {
             return off;
+        }
+        if (keeps && barren >= CCHT_KEPT_TRIES) {
+            return CCHT_NO_CHUNK;
         }
         if (attempt >= 8) {
             uint64_t t = cudis_hd_now_ns();
@@ -869,22 +925,26 @@ CUDIS_HD static inline uint64_t ccht_arena_alloc_slow(const ccht_table *T, uint3
                 if (off != CCHT_NO_CHUNK) {
                     return off;
                 }
+                barren++;
             }
             continue;
         }
         if (cudis_load_relaxed_u32(&a->cls[cls].n_pages) == 0) {
-            (void)ccht_move_page(T, cls, UINT32_MAX, m);
+            barren += ccht_move_page(T, cls, UINT32_MAX, m) ? 0 : 1;
             continue;
         }
         uint32_t ev = cudis_fetch_add_u32(&a->cls[cls].evictions, 1);
         uint32_t age = 0;
-        bool got = ccht_evict_in_class(T, cls, m, &off, &age);
-        if (ev % CCHT_MOVE_EVERY == 0 || (!got && attempt >= 8)) {
-            (void)ccht_move_page(T, cls, got ? age : 0, m);
+        bool none = false;
+        bool got = ccht_evict_in_class(T, cls, m, &off, &age, &none);
+        bool moved = false;
+        if (ev % CCHT_MOVE_EVERY == 0 || (!got && (attempt >= 8 || (keeps && none)))) {
+            moved = ccht_move_page(T, cls, got ? age : 0, m);
         }
         if (got) {
             return off;
         }
+        barren += none && !moved ? 1 : 0;
     }
 }
 

@@ -45,6 +45,7 @@
 
 #include "ccht_layout.h"
 #include "cudis_hd.h"
+#include "cudis_op.h"
 #include "cudis_vmap.h"
 
 #if !CUDIS_DEVICE_CODE
@@ -604,18 +605,47 @@ CUDIS_HD static inline bool ccht_slot_expired(const ccht_view *v, uint64_t word,
 enum ccht_victim {
     CCHT_VICTIM_EMPTY = 0,   /* an empty slot */
     CCHT_VICTIM_EXPIRED = 1, /* an expired item: reclaim it */
-    CCHT_VICTIM_LRU = 2      /* a live item: evict it (bucket pair full) */
+    CCHT_VICTIM_LRU = 2,     /* a live item: evict it (bucket pair full) */
+    CCHT_VICTIM_NONE = 3     /* the pair is full and the policy evicts none of it */
 };
+
+/* Whether the eviction policy (enum cudis_policy) lets a live item go:
+ * the volatile ones only take items with an expiry, noeviction none. */
+CUDIS_HD static inline bool ccht_policy_takes(uint32_t policy, bool has_exp)
+{
+    switch (policy) {
+    case CUDIS_POL_NOEVICTION: return false;
+    case CUDIS_POL_VOLATILE_LRU:
+    case CUDIS_POL_VOLATILE_RANDOM:
+    case CUDIS_POL_VOLATILE_TTL: return has_exp;
+    default: return true;
+    }
+}
+
+/* Among candidates the policy takes, whether one with age `age` and expiry
+ * `exp` beats the best so far (best_age, best_exp). The random policies
+ * keep the first (the caller starts at a random place). */
+CUDIS_HD static inline bool ccht_policy_prefers(uint32_t policy, uint32_t age, int64_t exp,
+                                                uint32_t best_age, int64_t best_exp)
+{
+    switch (policy) {
+    case CUDIS_POL_ALLKEYS_RANDOM:
+    case CUDIS_POL_VOLATILE_RANDOM: return false;
+    case CUDIS_POL_VOLATILE_TTL: return exp < best_exp;
+    default: return age > best_age;
+    }
+}
 
 /* Under the pair lock, for a key that is not present: choose the slot a new
  * item takes. An empty slot of the bucket with more empty slots (b1 on a
  * tie: "power of two choices", which keeps the pair from filling up early;
  * the paper's b1-then-b2 order evicts ~4% of keys already at 90% load,
  * measured in bench/ccht), then an expired item of b1 then b2, else the
- * oldest-stamped slot of the two buckets. `now_stamp` is the current clock
- * (ages: ccht_age). Returns enum ccht_victim. */
+ * live item the eviction policy picks (enum cudis_policy; LRU: the
+ * oldest-stamped slot of the two buckets), or none. `now_stamp` is the
+ * current clock (ages: ccht_age). Returns enum ccht_victim. */
 CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *hk, int64_t now_ms,
-                                          uint32_t now_stamp, ccht_loc *loc)
+                                          uint32_t now_stamp, uint32_t policy, ccht_loc *loc)
 {
     uint32_t n_empty[2] = {0, 0};
     int first_empty[2] = {-1, -1};
@@ -650,22 +680,41 @@ CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *h
             return CCHT_VICTIM_EXPIRED;
         }
     }
+    if (policy == CUDIS_POL_NOEVICTION) {
+        return CCHT_VICTIM_NONE;
+    }
+    /* the random policies start at a place drawn from the key and the clock */
+    uint32_t n = (uint32_t)nb * v->ways;
+    uint32_t start = (policy == CUDIS_POL_ALLKEYS_RANDOM || policy == CUDIS_POL_VOLATILE_RANDOM)
+                         ? (uint32_t)(cudis_mix64(hk->b1 ^ hk->fp, now_stamp) % n)
+                         : 0;
     uint32_t best_age = 0;
-    bool have_lru = false;
-    for (int i = 0; i < nb; i++) {
-        uint64_t b = i == 0 ? hk->b1 : hk->b2;
-        for (uint32_t w = 0; w < v->ways; w++) {
-            uint32_t age = ccht_age(now_stamp, cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w)));
-            if (!have_lru || age > best_age) {
-                have_lru = true;
-                best_age = age;
-                loc->bucket = b;
-                loc->way = w;
-            }
+    int64_t best_exp = 0;
+    bool have = false;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t s = (start + k) % n;
+        uint64_t b = s < v->ways ? hk->b1 : hk->b2;
+        uint32_t w = s % v->ways;
+        uint64_t word = cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w));
+        if (!ccht_policy_takes(policy, (word & CCHT_SLOT_EXP) != 0)) {
+            continue;
+        }
+        uint32_t age = ccht_age(now_stamp, cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w)));
+        int64_t exp = 0;
+        if (policy == CUDIS_POL_VOLATILE_TTL) {
+            uint64_t off = ccht_slot_off(word);
+            exp = ccht_item_expire(v, off, ccht_item_h0(v, off));
+        }
+        if (!have || ccht_policy_prefers(policy, age, exp, best_age, best_exp)) {
+            have = true;
+            best_age = age;
+            best_exp = exp;
+            loc->bucket = b;
+            loc->way = w;
+            loc->word = word;
         }
     }
-    loc->word = cudis_load_relaxed_u64(ccht_bkt_slot(v, loc->bucket, loc->way));
-    return CCHT_VICTIM_LRU;
+    return have ? CCHT_VICTIM_LRU : CCHT_VICTIM_NONE;
 }
 
 /* Refresh a slot's recency. Skips the store when the stamp is younger than

@@ -360,7 +360,18 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 in_place = true;
             } else {
                 if (!f) {
-                    victim = ccht_pick_slot(v, hk, x->now_ms, x->stamp, &dst);
+                    victim = ccht_pick_slot(v, hk, x->now_ms, x->stamp, ccht_policy_of(T), &dst);
+                    if (victim == CCHT_VICTIM_NONE) { /* full, and the policy evicts none */
+                        ccht_pair_unlock(v, hk);
+                        if (spare != CCHT_NO_CHUNK) {
+                            ccht_arena_free(a, spare, x->shard);
+                        }
+                        res->status = CUDIS_E_FULL;
+                        res->flags &= ~(uint32_t)CUDIS_R_DONE;
+                        res->num = 0;
+                        ty->c[CCHT_C_FULL] += 1;
+                        break;
+                    }
                     if (victim != CCHT_VICTIM_EMPTY &&
                         ccht_arena_chunk_class(a, ccht_slot_off(dst.word)) == cls) {
                         chunk = ccht_slot_off(dst.word);
@@ -379,7 +390,8 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     if (spare != CCHT_NO_CHUNK) {
                         ccht_arena_free(a, spare, x->shard);
                     }
-                    ccht_mem_ctx m = {x->now_ms, x->stamp, x->shard, ccht_env_rng(x), ty, x->ev};
+                    ccht_mem_ctx m = {x->now_ms,       x->stamp, x->shard, ccht_policy_of(T),
+                                      ccht_env_rng(x), ty,       x->ev};
                     spare = round < CCHT_WRITE_ROUNDS ? ccht_arena_alloc_slow(T, cls, &m)
                                                       : CCHT_NO_CHUNK;
                     if (spare == CCHT_NO_CHUNK) {

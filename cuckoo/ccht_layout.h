@@ -240,6 +240,7 @@ typedef struct ccht_table {
     uint32_t max_val_len;
     uint32_t allow_empty_key;
     uint32_t stamp_slack; /* skip a stamp refresh younger than this many ticks */
+    uint32_t policy;      /* enum cudis_policy (ccht_policy_of reads it) */
 } ccht_table;
 
 #endif /* CCHT_LAYOUT_H */

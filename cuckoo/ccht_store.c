@@ -19,7 +19,13 @@ static void *store_create(const engine_config *cfg, char *why, size_t why_len)
     o.expected_item_bytes = cfg->expected_item_bytes;
     o.allow_empty_key = cfg->allow_empty_key;
     o.seed = cfg->seed;
+    o.policy = cfg->policy;
     return ccht_create(&o, why, why_len);
+}
+
+static int store_set_policy(void *s, uint32_t policy)
+{
+    return ccht_set_policy(s, policy);
 }
 
 static void store_destroy(void *s)
@@ -92,6 +98,7 @@ const engine_store_ops ccht_store_ops = {
     .db_size = store_db_size,
     .sweep = store_sweep,
     .sweep_units = store_sweep_units,
+    .set_policy = store_set_policy,
     .stats = store_stats,
     .reset_stats = store_reset_stats,
     .info = store_info,

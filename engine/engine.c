@@ -94,6 +94,10 @@ static void *row_create(const engine_row *row, const engine_config *cfg, char *w
         snprintf(why, why_len, "%s: %s", row->name, row->missing);
         return NULL;
     }
+    if (cfg->policy != 0 && row->ops->set_policy == NULL) {
+        snprintf(why, why_len, "%s: evicts by its own order only (no eviction policy)", row->name);
+        return NULL;
+    }
     why[0] = '\0';
     void *s = row->ops->create(cfg, why, why_len);
     if (s == NULL && why[0] == '\0') {
@@ -478,6 +482,20 @@ int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev)
         e->exp_pass_found = 0;
     }
     return n;
+}
+
+int engine_set_policy(engine *e, uint32_t policy)
+{
+    pthread_mutex_lock(&e->fo_lock); /* a failover's fresh store takes it too */
+    engine_backend *b = live_of(e);
+    int rc = b->ops->set_policy != NULL ? b->ops->set_policy(b->store, policy)
+             : policy == 0              ? CUDIS_OK
+                                        : CUDIS_E_UNSUPPORTED;
+    if (rc == CUDIS_OK) {
+        e->cfg.policy = policy;
+    }
+    pthread_mutex_unlock(&e->fo_lock);
+    return rc;
 }
 
 void engine_stats(engine *e, cudis_stats *out)

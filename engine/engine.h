@@ -127,6 +127,10 @@ int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
  * concurrent with batches (the pacing state lives in the engine). The keys
  * reclaimed are reported to ev as engine_sweep does. */
 int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev);
+/* Change the eviction policy (enum cudis_policy) for the batches that
+ * follow (engine_store_ops.set_policy): CUDIS_E_UNSUPPORTED when the store
+ * does not implement it. Also what a failover's fresh store gets. */
+int engine_set_policy(engine *e, uint32_t policy);
 void engine_stats(engine *e, cudis_stats *out);
 void engine_reset_stats(engine *e);
 size_t engine_info(engine *e, char *buf, size_t cap);

@@ -108,6 +108,12 @@ static void null_reset_stats(void *store)
     cudis_store_relaxed_u64(&s->misses, 0);
 }
 
+static int null_set_policy(void *store, uint32_t policy)
+{
+    (void)store, (void)policy;
+    return CUDIS_OK; /* it never holds anything to evict */
+}
+
 const engine_store_ops null_store_ops = {
     .name = "null",
     .description = "stores nothing, answers miss (measures the front end alone)",
@@ -120,6 +126,7 @@ const engine_store_ops null_store_ops = {
     .flush = null_flush,
     .db_size = null_db_size,
     .sweep = NULL,
+    .set_policy = null_set_policy,
     .stats = null_stats,
     .reset_stats = null_reset_stats,
     .info = NULL,

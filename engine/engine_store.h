@@ -38,6 +38,8 @@ typedef struct engine_config {
     int device;               /* CUDA device ordinal for gpu (-1 = first usable) */
     uint32_t watchdog_ms;     /* gpu: a batch still running after this long fails the
                                * engine (0 = 10000) */
+    uint32_t policy;          /* which live items a full store may evict: enum cudis_policy
+                               * (0 = allkeys-lru; see set_policy) */
 } engine_config;
 
 typedef struct engine_store_ops {
@@ -84,6 +86,12 @@ typedef struct engine_store_ops {
     /* The units of sweep work one pass over the whole store takes. NULL:
      * the store's capacity. */
     uint64_t (*sweep_units)(void *store);
+    /* Change the eviction policy (enum cudis_policy) for the batches that
+     * follow; CUDIS_E_UNSUPPORTED for one the store does not implement.
+     * create applies cfg->policy the same way (failing on such a one). NULL:
+     * the store evicts by its own order only (any policy but noeviction is
+     * refused). */
+    int (*set_policy)(void *store, uint32_t policy);
 
     void (*stats)(void *store, cudis_stats *out);
     void (*reset_stats)(void *store); /* zero hits/misses/evictions */

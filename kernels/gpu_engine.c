@@ -412,6 +412,10 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
     }
     ccht_geom_bind(&g->geom, &g->t, g->d_mem, c.max_key_len, c.max_val_len, c.allow_empty_key,
                    c.seed);
+    if (gpu_engine_set_policy(g, c.policy) != 0) {
+        set_why(why, why_len, "unknown eviction policy %u", c.policy);
+        goto fail;
+    }
     if (GPU_CK(cudaMemset(g->d_mem, 0, g->geom.index_bytes)) != 0 || upload_meta(g) != 0) {
         set_why(why, why_len, "CUDA error clearing device memory: %s", gpu_last_error());
         goto fail;
@@ -1419,6 +1423,15 @@ uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db)
     (void)db_size_locked(g, db, &n);
     pthread_mutex_unlock(&g->ks_lock);
     return n;
+}
+
+int gpu_engine_set_policy(gpu_engine *g, uint32_t policy)
+{
+    if (policy >= CUDIS_POL__COUNT) {
+        return CUDIS_E_INVAL;
+    }
+    __atomic_store_n(&g->t.policy, policy, __ATOMIC_RELAXED); /* the next launch's copy */
+    return CUDIS_OK;
 }
 
 uint64_t gpu_engine_sweep_units(gpu_engine *g)

@@ -182,7 +182,9 @@ int gpu_engine_flush(gpu_engine *g, int db);
 uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db);
 /* gpu_engine_sweep reports what it reclaims to ev (NULL: no events). */
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
-uint64_t gpu_engine_sweep_units(gpu_engine *g); /* one pass: a unit per 64 buckets */
+uint64_t gpu_engine_sweep_units(gpu_engine *g);
+/* The eviction policy (enum cudis_policy) of the launches that follow. */
+int gpu_engine_set_policy(gpu_engine *g, uint32_t policy); /* one pass: a unit per 64 buckets */
 void gpu_engine_stats(gpu_engine *g, cudis_stats *out);
 void gpu_engine_reset_stats(gpu_engine *g);
 

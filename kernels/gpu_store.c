@@ -48,6 +48,11 @@ static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     return gpu_engine_sweep((gpu_engine *)s, now_ms, max_work, ev);
 }
 
+static int gs_set_policy(void *s, uint32_t policy)
+{
+    return gpu_engine_set_policy((gpu_engine *)s, policy);
+}
+
 static uint64_t gs_sweep_units(void *s)
 {
     return gpu_engine_sweep_units((gpu_engine *)s);
@@ -96,6 +101,7 @@ const engine_store_ops gpu_store_ops = {
     .db_size = gs_db_size,
     .sweep = gs_sweep,
     .sweep_units = gs_sweep_units,
+    .set_policy = gs_set_policy,
     .stats = gs_stats,
     .reset_stats = gs_reset_stats,
     .info = gs_info,

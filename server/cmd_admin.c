@@ -694,6 +694,29 @@ H(cmd_config_get)
     sbuf_free(&body);
 }
 
+/* What an option set at runtime needs beyond its field: false with why
+ * when the server cannot do it (the caller puts the old value back). */
+static bool apply_runtime(const config_option *o, char *err, size_t errlen)
+{
+    if (!strcmp(o->name, "maxclients")) {
+        return server_fd_room(srv.cfg.maxclients, err, errlen);
+    }
+    if (!strcmp(o->name, "maxmemory-policy")) {
+        uint32_t code;
+        if (server_policy(srv.cfg.maxmemory_policy, engine_name(srv.eng), &code, err, errlen) !=
+            0) {
+            return false;
+        }
+        int rc = engine_set_policy(srv.eng, code);
+        if (rc != CUDIS_OK) {
+            snprintf(err, errlen, "the %s engine cannot evict by %s: %s", engine_name(srv.eng),
+                     srv.cfg.maxmemory_policy, cudis_strerror(rc));
+            return false;
+        }
+    }
+    return true;
+}
+
 H(cmd_config_set)
 {
     if ((argc - 2) % 2 != 0) {
@@ -741,10 +764,10 @@ H(cmd_config_set)
         char val[4096];
         snprintf(val, sizeof(val), "%.*s", (int)lens[3 + 2 * k], argv[3 + 2 * k]);
         bool ok = config_set(&srv.cfg, opts[k], val, true, err, sizeof(err)) == 0;
-        if (ok && !strcmp(opts[k]->name, "maxclients") &&
-            !server_fd_room(srv.cfg.maxclients, err, sizeof(err))) {
-            char e2[256]; /* not enough descriptors: the old value back */
+        if (ok && !apply_runtime(opts[k], err, sizeof(err))) {
+            char e2[256]; /* the server cannot do it: the old value back */
             config_set(&srv.cfg, opts[k], old[k], false, e2, sizeof(e2));
+            apply_runtime(opts[k], e2, sizeof(e2));
             ok = false;
         }
         if (!ok) {

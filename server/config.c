@@ -39,6 +39,8 @@ const config_option config_table[] = {
      "TCP keepalive interval in seconds for client sockets (0: off)."},
     {"maxmemory", OPT_MEM, "1gb", 1 * MB, LLONG_MAX, NULL, true, OFF(maxmemory),
      "Memory budget of the engine (index, keys, values); the cache evicts to stay within it. A new value set at runtime applies when the server next starts (INFO engine_bytes_budget shows the budget in force)."},
+    {"maxmemory-policy", OPT_ENUM, "allkeys-lru", 0, 0, "volatile-lru|volatile-lfu|volatile-random|volatile-ttl|allkeys-lru|allkeys-lfu|allkeys-random|noeviction", true, OFF(maxmemory_policy),
+     "What a full store evicts to make room, as Redis's policies (expired keys always go first; noeviction: writes of new keys get -OOM, reads go on). The default is allkeys-lru (Redis: noeviction): cudis is a cache. The lfu ones are not implemented in the cpu/gpu engines yet (the lfu engine is exact LFU); the lru, fifo and lfu engines evict by their own exact order or, with noeviction, not at all."},
     {"engine", OPT_ENUM, "auto", 0, 0, "auto|cpu|gpu|lru|fifo|lfu|null", false, OFF(engine),
      "Store behind the server: auto picks gpu when a usable CUDA device exists, else cpu."},
     {"engine-threads", OPT_INT, "1", 1, 256, NULL, false, OFF(engine_threads),

@@ -36,6 +36,7 @@ typedef struct srv_config {
     long long tcp_keepalive;
     long long tcp_backlog;
     long long maxmemory;
+    char *maxmemory_policy;
     char *engine;
     long long engine_threads;
     long long engine_item_bytes;

@@ -116,20 +116,6 @@ static void hist_line(sbuf *o, const char *name, const uint64_t *h)
     sbuf_adds(o, "\r\n");
 }
 
-static const char *policy_of(const char *eng)
-{
-    if (!strcmp(eng, "lfu")) {
-        return "allkeys-lfu";
-    }
-    if (!strcmp(eng, "fifo")) {
-        return "allkeys-fifo";
-    }
-    if (!strcmp(eng, "null")) {
-        return "noeviction";
-    }
-    return "allkeys-lru";
-}
-
 void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
 {
     loop_stats t;
@@ -194,23 +180,22 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
         human(h2, sizeof(h2), (double)rss);
         human(h3, sizeof(h3), (double)srv.cfg.maxmemory);
         SECTION("Memory");
-        sbuf_printf(o,
-                    "used_memory:%llu\r\nused_memory_human:%s\r\nused_memory_rss:%lld\r\n"
-                    "used_memory_rss_human:%s\r\nused_memory_peak:%llu\r\n"
-                    "used_memory_peak_human:%s\r\nused_memory_dataset:%llu\r\n"
-                    "total_system_memory:%lld\r\nnumber_of_functions:%d\r\n"
-                    "number_of_libraries:%d\r\nused_memory_vm_functions:%llu\r\n"
-                    "used_memory_functions:%llu\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
-                    "maxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
-                    "mem_allocator:libc\r\n",
-                    (unsigned long long)es.bytes_used, h1, rss, h2,
-                    (unsigned long long)es.bytes_used, h1,
-                    (unsigned long long)(es.key_bytes + es.value_bytes),
-                    (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE), function_count(),
-                    library_count(), (unsigned long long)function_memory(),
-                    (unsigned long long)function_overhead(), srv.cfg.maxmemory, h3,
-                    policy_of(engine_name(srv.eng)),
-                    es.bytes_used ? (double)rss / (double)es.bytes_used : 0.0);
+        sbuf_printf(
+            o,
+            "used_memory:%llu\r\nused_memory_human:%s\r\nused_memory_rss:%lld\r\n"
+            "used_memory_rss_human:%s\r\nused_memory_peak:%llu\r\n"
+            "used_memory_peak_human:%s\r\nused_memory_dataset:%llu\r\n"
+            "total_system_memory:%lld\r\nnumber_of_functions:%d\r\n"
+            "number_of_libraries:%d\r\nused_memory_vm_functions:%llu\r\n"
+            "used_memory_functions:%llu\r\nmaxmemory:%lld\r\nmaxmemory_human:%s\r\n"
+            "maxmemory_policy:%s\r\nmem_fragmentation_ratio:%.2f\r\n"
+            "mem_allocator:libc\r\n",
+            (unsigned long long)es.bytes_used, h1, rss, h2, (unsigned long long)es.bytes_used, h1,
+            (unsigned long long)(es.key_bytes + es.value_bytes),
+            (long long)sysconf(_SC_PHYS_PAGES) * sysconf(_SC_PAGESIZE), function_count(),
+            library_count(), (unsigned long long)function_memory(),
+            (unsigned long long)function_overhead(), srv.cfg.maxmemory, h3, server_policy_shown(),
+            es.bytes_used ? (double)rss / (double)es.bytes_used : 0.0);
     }
     if (want("persistence", argc, argv, lens, true)) {
         SECTION("Persistence");

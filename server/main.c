@@ -139,6 +139,12 @@ int server_main(int argc, char **argv)
     ec.ways = (uint32_t)srv.cfg.engine_ways;
     ec.expected_item_bytes = (uint32_t)srv.cfg.engine_item_bytes;
     ec.allow_empty_key = true;
+    char perr[256];
+    if (server_policy(srv.cfg.maxmemory_policy, srv.cfg.engine, &ec.policy, perr, sizeof(perr)) !=
+        0) {
+        log_msg(LL_WARNING, "maxmemory-policy %s: %s", srv.cfg.maxmemory_policy, perr);
+        return 1;
+    }
     long long mv = srv.cfg.proto_max_bulk_len; /* the engine says when one cannot fit */
     ec.max_val_len = (uint32_t)(mv > 0xfffffff0LL ? 0xfffffff0LL : mv);
     snprintf(srv.engine_req, sizeof(srv.engine_req), "%s", srv.cfg.engine);

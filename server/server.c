@@ -211,6 +211,69 @@ bool server_fd_room(long long clients, char *err, size_t errlen)
     return false;
 }
 
+static bool is_baseline(const char *eng)
+{
+    return !strcmp(eng, "lru") || !strcmp(eng, "fifo") || !strcmp(eng, "lfu");
+}
+
+int server_policy(const char *name, const char *eng, uint32_t *code, char *err, size_t errlen)
+{
+    static const struct {
+        const char *name;
+        uint32_t code;
+    } map[] = {
+        {"allkeys-lru", CUDIS_POL_ALLKEYS_LRU},
+        {"noeviction", CUDIS_POL_NOEVICTION},
+        {"volatile-lru", CUDIS_POL_VOLATILE_LRU},
+        {"allkeys-random", CUDIS_POL_ALLKEYS_RANDOM},
+        {"volatile-random", CUDIS_POL_VOLATILE_RANDOM},
+        {"volatile-ttl", CUDIS_POL_VOLATILE_TTL},
+    };
+    if (!strcmp(eng, "null")) {
+        *code = CUDIS_POL_ALLKEYS_LRU; /* it holds nothing to evict */
+        return 0;
+    }
+    if (is_baseline(eng)) { /* their own exact order, or none */
+        bool own =
+            !strcmp(name, "allkeys-lru") || (!strcmp(eng, "lfu") && !strcmp(name, "allkeys-lfu"));
+        if (own || !strcmp(name, "noeviction")) {
+            *code = own ? CUDIS_POL_ALLKEYS_LRU : CUDIS_POL_NOEVICTION;
+            return 0;
+        }
+        snprintf(err, errlen,
+                 "the %s engine evicts by its own exact order: %s is not available "
+                 "there (noeviction is)",
+                 eng, name);
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
+        if (!strcmp(map[i].name, name)) {
+            *code = map[i].code;
+            return 0;
+        }
+    }
+    snprintf(err, errlen,
+             "%s is not implemented by the cpu and gpu engines yet (the lfu engine "
+             "is exact LFU)",
+             name);
+    return -1;
+}
+
+const char *server_policy_shown(void)
+{
+    const char *eng = engine_name(srv.eng);
+    const char *p = srv.cfg.maxmemory_policy;
+    if (!strcmp(eng, "null")) {
+        return "noeviction";
+    }
+    if (is_baseline(eng) && strcmp(p, "noeviction") != 0) {
+        return !strcmp(eng, "lru")   ? "allkeys-lru"
+               : !strcmp(eng, "lfu") ? "allkeys-lfu"
+                                     : "allkeys-fifo";
+    }
+    return p;
+}
+
 int server_start(void)
 {
     if (srv.cfg.io_threads > 1) {

@@ -227,6 +227,11 @@ int server_adjust_fd_limit(void);
 /* CONFIG SET maxclients: whether the limit admits `clients` (raised if
  * need be); else Redis's error in err. */
 bool server_fd_room(long long clients, char *err, size_t errlen);
+/* maxmemory-policy `name` for engine `eng` (a registry name) as the
+ * engine's enum cudis_policy: 0 with *code, or -1 with why in err. */
+int server_policy(const char *name, const char *eng, uint32_t *code, char *err, size_t errlen);
+/* The policy in force, as INFO's maxmemory_policy shows it. */
+const char *server_policy_shown(void);
 /* A SIGTERM/SIGINT the loop could not see yet (a busy script): shut down. */
 void server_poll_signals(void);
 int64_t server_now_ms(void);

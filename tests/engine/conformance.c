@@ -1589,3 +1589,166 @@ ENGINE_TEST(scan_during_writes)
     tb_free(&t);
     engine_destroy(e);
 }
+
+/* ------------------------------------------------------------------------
+ * Eviction policies (issue 12, deliver 3: maxmemory-policy). The exact
+ * baselines evict by their own order, or not at all (noeviction).
+ * ---------------------------------------------------------------------- */
+
+/* Insert keys "p:<i>" for i in [from, to) with expiry exp (0: none), one
+ * batch; returns how many were stored (the rest answered CUDIS_E_FULL). */
+static uint32_t pol_fill(engine *e, const char *p, int from, int to, int64_t exp, uint32_t vlen)
+{
+    tbatch t;
+    tb_init(&t, 0);
+    char k[32], v[2048];
+    memset(v, 'v', sizeof(v));
+    for (int i = from; i < to; i++) {
+        int n = snprintf(k, sizeof(k), "%s:%d", p, i);
+        tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, v, vlen, 0, exp);
+    }
+    tb_run(e, &t, T_NOW);
+    uint32_t ok = 0;
+    for (uint32_t i = 0; i < t.n; i++) {
+        cr_assert(t.res[i].status == CUDIS_OK || t.res[i].status == CUDIS_E_FULL, "status %d",
+                  t.res[i].status);
+        ok += t.res[i].status == CUDIS_OK;
+    }
+    tb_free(&t);
+    return ok;
+}
+
+/* How many of keys "p:<i>", i in [from, to), are present. */
+static uint32_t pol_count(engine *e, const char *p, int from, int to)
+{
+    tbatch t;
+    tb_init(&t, 0);
+    char k[32];
+    for (int i = from; i < to; i++) {
+        int n = snprintf(k, sizeof(k), "%s:%d", p, i);
+        tb_op(&t, CUDIS_OP_EXISTS, 0, k, (uint32_t)n, NULL, 0, 0, 0);
+    }
+    tb_run(e, &t, T_NOW);
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < t.n; i++) {
+        n += (t.res[i].flags & CUDIS_R_FOUND) != 0;
+    }
+    tb_free(&t);
+    return n;
+}
+
+/* A store of 4096 slots (bucket pairs decide) or of small memory with 1 KB
+ * values (the memory path decides), under `policy`. */
+static engine *pol_open(const eng_param *p, uint32_t policy, bool by_memory)
+{
+    T_NEED_STORE(p);
+    if ((p->caps & CAP_EXACT) && policy != CUDIS_POL_NOEVICTION) {
+        cr_skip_test("the %s engine evicts by its own exact order", p->name);
+    }
+    engine_config cfg;
+    conf_default(&cfg);
+    if (by_memory) {
+        cfg.memory_bytes = 4u << 20;
+        cfg.expected_item_bytes = 1024;
+    } else {
+        cfg.max_items = 4096;
+    }
+    cfg.policy = policy;
+    return open_cfg(p, &cfg);
+}
+
+/* noeviction: writes of new keys fail once full, nothing is evicted, every
+ * stored key stays readable, a delete makes room again, and CONFIG SET of
+ * allkeys-lru lets the next writes evict. */
+static void pol_noeviction(const eng_param *p, bool by_memory)
+{
+    engine *e = pol_open(p, CUDIS_POL_NOEVICTION, by_memory);
+    uint32_t vlen = by_memory ? 1024 : 8;
+    int n = by_memory ? 8000 : 8192;
+    uint32_t stored = pol_fill(e, "k", 0, n, 0, vlen);
+    cr_assert_gt(stored, (uint32_t)n / 8, "%s: only %u stored", p->name, stored);
+    cr_assert_lt(stored, (uint32_t)n, "%s: everything fit: the test needs a full store", p->name);
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.evict_bucket + s.evict_memory, 0, "%s evicted under noeviction", p->name);
+    cr_assert_eq(s.items, stored);
+    cr_assert_eq(pol_count(e, "k", 0, n), stored);
+    tres r = t_op(e, T_NOW, CUDIS_OP_DEL, 0, "k:0", NULL, 0, 0);
+    (void)r;
+    cr_assert_eq(engine_set_policy(e, CUDIS_POL_ALLKEYS_LRU), CUDIS_OK);
+    cr_assert_eq(pol_fill(e, "n", 0, n, 0, vlen), (uint32_t)n, "%s: allkeys-lru refused", p->name);
+    cr_assert_gt(stats_of(e).evict_bucket + stats_of(e).evict_memory, 0);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(policy_noeviction_by_buckets)
+{
+    pol_noeviction(p, false);
+}
+
+ENGINE_TEST(policy_noeviction_by_memory)
+{
+    pol_noeviction(p, true);
+}
+
+/* volatile-lru / volatile-random: a key without an expiry is never
+ * evicted; keys with one make room for new ones. */
+static void pol_volatile(const eng_param *p, uint32_t policy, bool by_memory)
+{
+    engine *e = pol_open(p, policy, by_memory);
+    uint32_t vlen = by_memory ? 1024 : 8;
+    int keep = by_memory ? 600 : 1024, n = by_memory ? 8000 : 8192;
+    cr_assert_eq(pol_fill(e, "keep", 0, keep, 0, vlen), (uint32_t)keep);
+    uint32_t stored = pol_fill(e, "vol", 0, n, T_NOW + 3600000, vlen);
+    cr_assert_gt(stored, (uint32_t)n / 2, "%s: the volatile keys made no room (%u)", p->name,
+                 stored);
+    cr_assert_eq(pol_count(e, "keep", 0, keep), (uint32_t)keep, "%s evicted a key without TTL",
+                 p->name);
+    cr_assert_gt(stats_of(e).evict_bucket + stats_of(e).evict_memory, 0);
+    engine_destroy(e);
+}
+
+ENGINE_TEST(policy_volatile_lru)
+{
+    pol_volatile(p, CUDIS_POL_VOLATILE_LRU, false);
+    pol_volatile(p, CUDIS_POL_VOLATILE_LRU, true);
+}
+
+ENGINE_TEST(policy_volatile_random)
+{
+    pol_volatile(p, CUDIS_POL_VOLATILE_RANDOM, false);
+    pol_volatile(p, CUDIS_POL_VOLATILE_RANDOM, true);
+}
+
+/* volatile-ttl: the keys nearest to expiring go first: long-lived ones
+ * survive a flood of short-lived ones. */
+ENGINE_TEST(policy_volatile_ttl)
+{
+    for (int m = 0; m < 2; m++) {
+        engine *e = pol_open(p, CUDIS_POL_VOLATILE_TTL, m == 1);
+        uint32_t vlen = m ? 1024 : 8;
+        int lng = m ? 600 : 1024, n = m ? 8000 : 8192;
+        cr_assert_eq(pol_fill(e, "long", 0, lng, T_NOW + 86400000, vlen), (uint32_t)lng);
+        uint32_t stored = pol_fill(e, "short", 0, n, T_NOW + 60000, vlen);
+        cr_assert_gt(stored, (uint32_t)n / 2);
+        uint32_t left = pol_count(e, "long", 0, lng);
+        cr_assert_geq(left, (uint32_t)lng * 95 / 100, "%s: %u of %d long-lived keys left", p->name,
+                      left, lng);
+        engine_destroy(e);
+    }
+}
+
+/* allkeys-random evicts without regard to recency (LRU keeps the newest):
+ * of 4x as many keys as fit, written in order, a good share of the oldest
+ * half survives. */
+ENGINE_TEST(policy_allkeys_random)
+{
+    engine *e = pol_open(p, CUDIS_POL_ALLKEYS_RANDOM, false);
+    cr_assert_eq(pol_fill(e, "k", 0, 16384, 0, 8), 16384);
+    uint32_t old = pol_count(e, "k", 0, 8192), all = pol_count(e, "k", 0, 16384);
+    cr_assert_gt(old, all / 10, "%s: %u of %u survivors are of the older half", p->name, old, all);
+    engine_destroy(e);
+    e = pol_open(p, CUDIS_POL_ALLKEYS_LRU, false); /* the contrast */
+    pol_fill(e, "k", 0, 16384, 0, 8);
+    cr_assert_lt(pol_count(e, "k", 0, 8192), pol_count(e, "k", 0, 16384) / 10);
+    engine_destroy(e);
+}

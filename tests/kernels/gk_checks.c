@@ -284,6 +284,11 @@ static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev
     return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work, ev);
 }
 
+static int sim_set_policy(void *c, uint32_t policy)
+{
+    return ccht_set_policy(((sim_ctx *)c)->t, policy);
+}
+
 static uint64_t sim_sweep_units(void *c)
 {
     return ccht_sweep_units(((sim_ctx *)c)->t);
@@ -317,6 +322,7 @@ const engine_store_ops gk_hostsim_store_ops = {
     .db_size = sim_db_size,
     .sweep = sim_sweep,
     .sweep_units = sim_sweep_units,
+    .set_policy = sim_set_policy,
     .stats = sim_stats,
     .reset_stats = sim_reset_stats,
     .failure = sim_failure,

@@ -1,0 +1,118 @@
+#!/usr/bin/python3
+"""test_policies.py - maxmemory-policy (issue 12, deliver 3): noeviction
+answers -OOM once full and evicts nothing (reads and DEL go on),
+volatile-lru and volatile-random never evict a key without a TTL,
+volatile-ttl keeps the long-lived keys, allkeys-random keeps some of the
+oldest keys (LRU would keep the newest), CONFIG SET switches at runtime
+and refuses unknown names in Redis's words. Validated against
+redis-server first.
+  /usr/bin/python3 test_policies.py --server PATH   (or CUDIS_E2E_SERVER=...)
+"""
+import os
+import sys
+import unittest
+
+import redis
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_server  # noqa: E402
+
+BIN = None
+VALUE = b"v" * 1000
+OOM = "OOM command not allowed when used memory > 'maxmemory'."
+
+
+class Policies(unittest.TestCase):
+    def start(self, policy, maxmemory="8mb"):
+        self.srv = e2e_server.Server(BIN, ("--maxmemory", maxmemory, "--maxmemory-policy", policy))
+        self.r = redis.Redis(port=self.srv.port)
+
+    def tearDown(self):
+        self.r.close()
+        self.srv.stop()
+
+    def fill(self, prefix, n, ex=None):
+        """SET prefix:0.. one by one; how many were stored before -OOM."""
+        for i in range(n):
+            try:
+                self.r.set("%s:%d" % (prefix, i), VALUE, ex=ex)
+            except redis.exceptions.ResponseError as e:
+                self.assertEqual(str(e), OOM)
+                return i
+        return n
+
+    def present(self, prefix, n):
+        p = self.r.pipeline(transaction=False)
+        for i in range(n):
+            p.exists("%s:%d" % (prefix, i))
+        return sum(p.execute())
+
+    def test_noeviction(self):
+        self.start("noeviction")
+        stored = self.fill("k", 100000)
+        self.assertLess(stored, 100000, "8 MB held 100 MB")
+        self.assertGreater(stored, 1000)
+        self.assertEqual(self.r.info("stats")["evicted_keys"], 0)
+        self.assertEqual(self.r.get("k:0"), VALUE)  # reads go on
+        self.assertEqual(self.present("k", stored), stored)
+        self.assertEqual(self.r.delete(*["k:%d" % i for i in range(100)]), 100)
+        self.assertTrue(self.r.set("after", VALUE))  # room again
+        self.assertEqual(self.r.info("memory")["maxmemory_policy"], "noeviction")
+
+    def test_runtime_switch_and_errors(self):
+        self.start("noeviction")
+        stored = self.fill("k", 100000)
+        self.assertTrue(self.r.config_set("maxmemory-policy", "allkeys-lru"))
+        self.assertEqual(self.r.config_get("maxmemory-policy"),
+                         {"maxmemory-policy": "allkeys-lru"})
+        self.assertEqual(self.fill("n", 2 * stored), 2 * stored)  # evicts now
+        self.assertGreater(self.r.info("stats")["evicted_keys"], 0)
+        with self.assertRaises(redis.exceptions.ResponseError) as cm:
+            self.r.config_set("maxmemory-policy", "allkeys-fifo")
+        self.assertEqual(str(cm.exception),
+                         "CONFIG SET failed (possibly related to argument 'maxmemory-policy') - "
+                         "argument(s) must be one of the following: volatile-lru, volatile-lfu, "
+                         "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
+                         "noeviction")
+        self.assertEqual(self.r.config_get("maxmemory-policy"),
+                         {"maxmemory-policy": "allkeys-lru"})
+
+    def volatile(self, policy):
+        self.start(policy)
+        self.assertEqual(self.fill("keep", 2000), 2000)
+        self.assertEqual(self.fill("vol", 20000, ex=3600), 20000)  # they make the room
+        self.assertEqual(self.present("keep", 2000), 2000, "a key without TTL was evicted")
+        self.assertGreater(self.r.info("stats")["evicted_keys"], 0)
+        # with only keys without TTL left to take, a write is refused
+        self.r.delete(*["vol:%d" % i for i in range(20000)])
+        stored = self.fill("more", 100000)
+        self.assertLess(stored, 100000)
+        self.assertEqual(self.present("keep", 2000), 2000)
+
+    def test_volatile_lru(self):
+        self.volatile("volatile-lru")
+
+    def test_volatile_random(self):
+        self.volatile("volatile-random")
+
+    def test_volatile_ttl(self):
+        self.start("volatile-ttl")
+        self.assertEqual(self.fill("long", 2000, ex=86400), 2000)
+        self.assertEqual(self.fill("short", 20000, ex=60), 20000)
+        self.assertGreaterEqual(self.present("long", 2000), 1900)
+
+    def test_allkeys_random(self):
+        self.start("allkeys-random")
+        cap = 0  # keys written when the first eviction came
+        while self.r.info("stats")["evicted_keys"] == 0:
+            self.assertEqual(self.fill("k:%d" % cap, 100), 100)
+            cap += 100
+        self.assertEqual(self.fill("n", cap), cap)  # as many again
+        # random: each of the first `cap` survives `cap` later writes with
+        # probability ~1/e; LRU would have evicted them all
+        old = sum(self.present("k:%d" % i, 100) for i in range(0, cap, 100))
+        self.assertGreater(old, cap * 15 // 100, "%d of the first %d keys survive" % (old, cap))
+
+
+if __name__ == "__main__":
+    e2e_server.main(sys.modules[__name__])
