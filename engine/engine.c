@@ -484,6 +484,25 @@ int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev)
     return n;
 }
 
+int engine_policy_code(const char *name, uint32_t *code)
+{
+    static const char *const names[CUDIS_POL__COUNT] = {
+        [CUDIS_POL_ALLKEYS_LRU] = "allkeys-lru",
+        [CUDIS_POL_NOEVICTION] = "noeviction",
+        [CUDIS_POL_VOLATILE_LRU] = "volatile-lru",
+        [CUDIS_POL_ALLKEYS_RANDOM] = "allkeys-random",
+        [CUDIS_POL_VOLATILE_RANDOM] = "volatile-random",
+        [CUDIS_POL_VOLATILE_TTL] = "volatile-ttl",
+    };
+    for (uint32_t i = 0; i < CUDIS_POL__COUNT; i++) {
+        if (!strcmp(names[i], name)) {
+            *code = i;
+            return 0;
+        }
+    }
+    return -1;
+}
+
 int engine_set_policy(engine *e, uint32_t policy)
 {
     pthread_mutex_lock(&e->fo_lock); /* a failover's fresh store takes it too */

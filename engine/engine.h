@@ -131,6 +131,9 @@ int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev);
  * follow (engine_store_ops.set_policy): CUDIS_E_UNSUPPORTED when the store
  * does not implement it. Also what a failover's fresh store gets. */
 int engine_set_policy(engine *e, uint32_t policy);
+/* A policy by its Redis name ("allkeys-lru", "noeviction", "volatile-ttl"...):
+ * 0 with *code, -1 for a name that is not one of enum cudis_policy. */
+int engine_policy_code(const char *name, uint32_t *code);
 void engine_stats(engine *e, cudis_stats *out);
 void engine_reset_stats(engine *e);
 size_t engine_info(engine *e, char *buf, size_t cap);

@@ -218,17 +218,6 @@ static bool is_baseline(const char *eng)
 
 int server_policy(const char *name, const char *eng, uint32_t *code, char *err, size_t errlen)
 {
-    static const struct {
-        const char *name;
-        uint32_t code;
-    } map[] = {
-        {"allkeys-lru", CUDIS_POL_ALLKEYS_LRU},
-        {"noeviction", CUDIS_POL_NOEVICTION},
-        {"volatile-lru", CUDIS_POL_VOLATILE_LRU},
-        {"allkeys-random", CUDIS_POL_ALLKEYS_RANDOM},
-        {"volatile-random", CUDIS_POL_VOLATILE_RANDOM},
-        {"volatile-ttl", CUDIS_POL_VOLATILE_TTL},
-    };
     if (!strcmp(eng, "null")) {
         *code = CUDIS_POL_ALLKEYS_LRU; /* it holds nothing to evict */
         return 0;
@@ -246,11 +235,8 @@ int server_policy(const char *name, const char *eng, uint32_t *code, char *err, 
                  eng, name);
         return -1;
     }
-    for (size_t i = 0; i < sizeof(map) / sizeof(map[0]); i++) {
-        if (!strcmp(map[i].name, name)) {
-            *code = map[i].code;
-            return 0;
-        }
+    if (engine_policy_code(name, code) == 0) {
+        return 0;
     }
     snprintf(err, errlen,
              "%s is not implemented by the cpu and gpu engines yet (the lfu engine "

@@ -30,9 +30,10 @@
 #define MAX_LIST 64
 
 typedef struct sim_engine_spec {
-    char label[24]; /* as given: "cpu8" */
+    char label[40]; /* as given: "cpu8", "cpu8@allkeys-random" */
     char name[24];  /* registry name: "cpu" */
     uint32_t ways;  /* 0 = default */
+    uint32_t policy; /* after '@': a maxmemory-policy name (default allkeys-lru) */
     bool broken;    /* creation failed once: skipped afterwards */
 } sim_engine_spec;
 
@@ -147,7 +148,8 @@ static void usage(FILE *f)
         "  Default: every .keys and .bin file in the trace dir.\n"
         "\n"
         "  -e, --engines LIST     engines (default lru,fifo,lfu,cpu4,cpu8,cpu16); cpuN = the\n"
-        "                         CCHT with N ways; any registry name works (%s)\n"
+        "                         CCHT with N ways; any registry name works (%s);\n"
+        "                         NAME@POLICY evicts by a maxmemory-policy (cpu8@allkeys-random)\n"
         "  -f, --fractions LIST   capacity in objects as fractions of the trace's unique keys:\n"
         "                         floor(unique*f/32)*32, min 32 (default 0.05,0.1,0.25)\n"
         "  -b, --bytes LIST       capacity in bytes instead (128M,1G): values take the trace's\n"
@@ -200,6 +202,13 @@ static int parse_engine(const char *s, sim_engine_spec *e)
         return -1;
     }
     snprintf(e->label, sizeof(e->label), "%s", s);
+    const char *at = strchr(s, '@');
+    if (at != NULL) {
+        if (engine_policy_code(at + 1, &e->policy) != 0) {
+            return -1;
+        }
+        l = (size_t)(at - s);
+    }
     size_t d = l;
     while (d > 0 && s[d - 1] >= '0' && s[d - 1] <= '9') {
         d--;
@@ -405,6 +414,7 @@ static void fill_cfg(const sim_opts *o, const sim_trace *t, const sim_engine_spe
     sim_run_cfg_default(c);
     c->engine = es->name;
     c->ways = es->ways;
+    c->policy = es->policy;
     c->batch = o->batch;
     c->value_len = o->value_len;
     c->progress = on_progress;

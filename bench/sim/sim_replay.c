@@ -419,6 +419,7 @@ int sim_run(const sim_trace *t, const sim_run_cfg *cfg, sim_run_result *out, cha
     }
     ec.threads = 1;
     ec.seed = cfg->seed;
+    ec.policy = cfg->policy;
     if (cfg->max_val_len != 0) {
         ec.max_val_len = cfg->max_val_len;
     }

@@ -47,6 +47,7 @@ typedef void (*sim_progress_fn)(void *arg, uint64_t pass, uint64_t done, uint64_
 typedef struct sim_run_cfg {
     const char *engine;    /* registry name ("lru", "cpu", ...) */
     uint32_t ways;         /* CCHT ways (0 = engine default) */
+    uint32_t policy;       /* engine_config.policy: enum cudis_policy (0 = allkeys-lru) */
     uint64_t max_items;    /* capacity in objects; 0 = bytes mode */
     uint64_t memory_bytes; /* budget; 0 in objects mode = generous (never binds) */
     uint32_t batch;        /* most requests per batch (>= 1) */

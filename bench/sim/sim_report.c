@@ -89,7 +89,7 @@ static void fmt_capacity(const sim_row *r, char *buf, size_t cap)
 
 void sim_table_header(FILE *f, const uint32_t *threads, uint32_t nthreads, bool bytes_mode)
 {
-    fprintf(f, "%-16s %-14s %-7s %7s %7s %7s %8s %3s", "trace", bytes_mode ? "budget" : "capacity",
+    fprintf(f, "%-16s %-14s %-20s %7s %7s %7s %8s %3s", "trace", bytes_mode ? "budget" : "capacity",
             "engine", "hit", "miss", "ref", "dLRU(pt)", "b1");
     if (nthreads > 0) {
         fprintf(f, " %8s", "hit-la");
@@ -117,7 +117,7 @@ void sim_table_row(FILE *f, const sim_row *r)
     char cap[48];
     fmt_capacity(r, cap, sizeof(cap));
     if (r->error[0] != '\0') {
-        fprintf(f, "%-16s %-14s %-7s error: %s\n", r->trace, cap, r->label, r->error);
+        fprintf(f, "%-16s %-14s %-20s error: %s\n", r->trace, cap, r->label, r->error);
         return;
     }
     double h = ratio(r->hit.hits, r->hit.requests);
@@ -133,7 +133,7 @@ void sim_table_row(FILE *f, const sim_row *r)
     if (r->batch1 >= 0) {
         snprintf(b1, sizeof(b1), "%s", r->batch1 ? "=" : "!=");
     }
-    fprintf(f, "%-16s %-14s %-7s %7.4f %7.4f %7s %8s %3s", r->trace, cap, r->label, h, 1 - h, ref,
+    fprintf(f, "%-16s %-14s %-20s %7.4f %7.4f %7s %8s %3s", r->trace, cap, r->label, h, 1 - h, ref,
             d, b1);
     if (r->nspeed > 0) {
         fprintf(f, " %8.4f", r->speed_hit[0]);

@@ -21,7 +21,7 @@ typedef struct sim_row {
     bool bytes_mode;   /* capacity is a byte budget (objects carry their sizes) */
     double fraction;   /* objects mode: of the unique keys */
     uint64_t capacity; /* objects mode: items; bytes mode: the budget in bytes */
-    char label[24];    /* engine as asked for: "cpu8" */
+    char label[40];    /* engine as asked for: "cpu8", "cpu8@allkeys-random" */
     uint32_t ways;
     int replay; /* sim_replay_mode of the hit-ratio run */
     uint32_t batch;
