@@ -456,6 +456,9 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
     if (plan.touch && !touched && it != NULL) {
         c->pol->touch(c, it);
     }
+    if (op->code == CUDIS_OP_EXISTS && it != NULL && it->freq != NULL) {
+        res->num = it->freq->count < 255 ? (int64_t)it->freq->count : 255; /* OBJECT FREQ */
+    }
     if (plan.lookup) {
         if (cur.found) {
             c->hits++;
@@ -640,8 +643,9 @@ int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     return n;
 }
 
-int bl_set_policy(void *store, uint32_t policy)
+int bl_set_policy(void *store, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time)
 {
+    (void)lfu_log_factor, (void)lfu_decay_time; /* the lfu engine counts exactly */
     bl_cache *c = store;
     if (policy != CUDIS_POL_ALLKEYS_LRU && policy != CUDIS_POL_NOEVICTION) {
         return CUDIS_E_UNSUPPORTED; /* the baselines evict by their own exact order */

@@ -71,7 +71,8 @@ enum cudis_op_code {
     CUDIS_OP_GET = 1,  /* value; F_DEL (GETDEL), F_SETEXP/F_PERSIST (GETEX) */
     CUDIS_OP_SET,      /* F_NX F_XX F_KEEPTTL F_GET; expire_ms (0 = none) */
     CUDIS_OP_DEL,      /* remove */
-    CUDIS_OP_EXISTS,   /* presence; F_TOUCH also refreshes recency (TOUCH) */
+    CUDIS_OP_EXISTS,   /* presence; F_TOUCH also refreshes recency (TOUCH); res.num =
+                        * the access frequency under an LFU policy (OBJECT FREQ) */
     CUDIS_OP_INCRBY,   /* arg = delta; missing key counts as 0; keeps expiry */
     CUDIS_OP_APPEND,   /* append value; creates the key; keeps expiry */
     CUDIS_OP_SETRANGE, /* arg = offset; overwrite from offset, zero-padding; keeps expiry */
@@ -82,10 +83,11 @@ enum cudis_op_code {
     CUDIS_OP__COUNT
 };
 
-/* Which live items a store may evict to make room: Redis's maxmemory-policy
- * (the LFU ones excepted). Expired items always go first, whatever the
- * policy. With none to evict, a write of a new key fails with CUDIS_E_FULL
- * (reads and deletes work on). */
+/* Which live items a store may evict to make room: Redis's maxmemory-policy.
+ * Expired items always go first, whatever the policy. With none to evict,
+ * a write of a new key fails with CUDIS_E_FULL (reads and deletes work on).
+ * The LFU ones rank by Redis's logarithmic access counter with decay
+ * (lfu-log-factor, lfu-decay-time). */
 enum cudis_policy {
     CUDIS_POL_ALLKEYS_LRU = 0, /* the least recently used (the default) */
     CUDIS_POL_NOEVICTION,      /* none */
@@ -93,6 +95,8 @@ enum cudis_policy {
     CUDIS_POL_ALLKEYS_RANDOM,  /* any */
     CUDIS_POL_VOLATILE_RANDOM, /* any with an expiry */
     CUDIS_POL_VOLATILE_TTL,    /* the one with the nearest expiry */
+    CUDIS_POL_ALLKEYS_LFU,     /* the least frequently used */
+    CUDIS_POL_VOLATILE_LFU,    /* the least frequently used of those with an expiry */
     CUDIS_POL__COUNT
 };
 

@@ -32,6 +32,8 @@ void ccht_options_default(ccht_options *o)
     o->max_val_len = 1u << 20;
     o->expected_item_bytes = 64;
     o->allow_empty_key = true;
+    o->lfu_log_factor = 10;
+    o->lfu_decay_time = 1;
 }
 
 static void *map_zero(uint64_t bytes)
@@ -101,7 +103,7 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     }
     ccht_geom_bind(&t->g, &t->T, t->mem, o.max_key_len, o.max_val_len, o.allow_empty_key, o.seed);
     ccht_geom_meta_init(&t->g, t->mem + t->g.meta_off, false);
-    if (ccht_set_policy(t, o.policy) != CUDIS_OK) {
+    if (ccht_set_policy(t, o.policy, o.lfu_log_factor, o.lfu_decay_time) != CUDIS_OK) {
         fail(why, why_len, "unknown eviction policy");
         ccht_destroy(t);
         return NULL;
@@ -109,11 +111,13 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     return t;
 }
 
-int ccht_set_policy(ccht *t, uint32_t policy)
+int ccht_set_policy(ccht *t, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time)
 {
     if (policy >= CUDIS_POL__COUNT) {
         return CUDIS_E_INVAL;
     }
+    __atomic_store_n(&t->T.lfu_log_factor, lfu_log_factor, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->T.lfu_decay_time, lfu_decay_time, __ATOMIC_RELAXED);
     __atomic_store_n(&t->T.policy, policy, __ATOMIC_RELAXED);
     return CUDIS_OK;
 }
@@ -198,6 +202,9 @@ int ccht_execute(ccht *t, cudis_batch *b)
     /* keep every stamp within reach of the clock (ccht_bkt_clamp) */
     uint64_t c_first, c_n;
     ccht_clamp_range(T->v.n_buckets, base, base + n, &c_first, &c_n);
+    if (ccht_policy_lfu(ccht_policy_of(T))) {
+        c_n = 0; /* the stamps hold LFU counters */
+    }
     for (uint64_t k = 0; k < c_n; k++) {
         ccht_bkt_clamp(&T->v, (c_first + k) % T->v.n_buckets, (uint32_t)(base + n));
     }

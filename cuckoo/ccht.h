@@ -41,6 +41,8 @@ typedef struct ccht_options {
     uint64_t seed;                /* hash seed (0 = a fixed default) */
     uint32_t policy;              /* which live items may be evicted: enum cudis_policy
                                    * (0 = allkeys-lru) */
+    uint32_t lfu_log_factor;      /* the LFU policies' counters: Redis's lfu-log-factor (10) */
+    uint32_t lfu_decay_time;      /* and lfu-decay-time, minutes per decrement (1; 0: none) */
 } ccht_options;
 
 /* Fill `o` with the defaults above and memory_bytes = 64 MiB. */
@@ -50,9 +52,10 @@ void ccht_options_default(ccht_options *o);
  * (why may be NULL). Memory is reserved up front but touched lazily. */
 ccht *ccht_create(const ccht_options *o, char *why, size_t why_len);
 
-/* Change the eviction policy (enum cudis_policy) for the writes that
- * follow; CUDIS_E_INVAL for one the table does not know. */
-int ccht_set_policy(ccht *t, uint32_t policy);
+/* Change the eviction policy (enum cudis_policy) and the LFU counters'
+ * lfu-log-factor and lfu-decay-time (minutes) for the ops that follow;
+ * CUDIS_E_INVAL for a policy the table does not know. */
+int ccht_set_policy(ccht *t, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time);
 
 /* Free the table and everything in it. NULL is fine. */
 void ccht_destroy(ccht *t);

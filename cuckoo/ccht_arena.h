@@ -70,6 +70,11 @@ CUDIS_HD static inline uint32_t ccht_policy_of(const ccht_table *T)
     return cudis_load_relaxed_u32(&T->policy);
 }
 
+CUDIS_HD static inline uint32_t ccht_lfu_decay_of(const ccht_table *T)
+{
+    return cudis_load_relaxed_u32(&T->lfu_decay_time);
+}
+
 /* ------------------------------------------------------------------------
  * Counter deltas of one thread (added to ccht_table.cnt later)
  * ---------------------------------------------------------------------- */
@@ -508,10 +513,12 @@ CUDIS_HD static inline void ccht_arena_free(const ccht_arena *a, uint64_t off, u
  * Items behind chunks (the index seen from the arena)
  * ---------------------------------------------------------------------- */
 
-/* Age of the item in chunk off (UINT32_MAX when expired); false when no
- * slot refers to the chunk. Racy: a hint for choosing victims. */
+/* Coldness of the item in chunk off under the policy (ccht_coldness;
+ * UINT32_MAX when expired); false when no slot refers to the chunk. Racy:
+ * a hint for choosing victims. */
 CUDIS_HD static inline bool ccht_chunk_age(const ccht_view *v, uint64_t off, uint32_t now_stamp,
-                                           int64_t now_ms, uint32_t *age)
+                                           int64_t now_ms, uint32_t policy, uint32_t decay_time,
+                                           uint32_t *age)
 {
     ccht_hkey hk;
     ccht_loc loc;
@@ -521,7 +528,9 @@ CUDIS_HD static inline bool ccht_chunk_age(const ccht_view *v, uint64_t off, uin
     if (ccht_slot_expired(v, loc.word, now_ms)) {
         *age = UINT32_MAX;
     } else {
-        *age = ccht_age(now_stamp, cudis_load_relaxed_u32(ccht_bkt_stamp(v, loc.bucket, loc.way)));
+        *age = ccht_coldness(policy, decay_time,
+                             cudis_load_relaxed_u32(ccht_bkt_stamp(v, loc.bucket, loc.way)),
+                             now_stamp, now_ms);
     }
     return true;
 }
@@ -564,7 +573,8 @@ typedef struct ccht_mem_ctx {
     int64_t now_ms;
     uint32_t now_stamp;
     uint32_t shard;
-    uint32_t policy; /* which live items may be evicted (enum cudis_policy) */
+    uint32_t policy;    /* which live items may be evicted (enum cudis_policy) */
+    uint32_t lfu_decay; /* the LFU counters' decay (ccht_lfu_count) */
     uint64_t *rng;
     ccht_tally *ty;
     cudis_evbuf *ev; /* the batch's event sink (NULL: none) */
@@ -599,7 +609,8 @@ CUDIS_HD static inline bool ccht_evict_in_class(const ccht_table *T, uint32_t cl
         uint64_t c = ccht_page_off(a, p) + (uint64_t)((r >> 8) % per) * size;
         uint32_t ag;
         uint32_t h0 = cudis_load_acq_u32(ccht_chunk_h0(a, c));
-        if (!(h0 & CCHT_ITEM_LIVE) || !ccht_chunk_age(&T->v, c, m->now_stamp, m->now_ms, &ag)) {
+        if (!(h0 & CCHT_ITEM_LIVE) ||
+            !ccht_chunk_age(&T->v, c, m->now_stamp, m->now_ms, m->policy, m->lfu_decay, &ag)) {
             continue;
         }
         bool expired = ag == UINT32_MAX;
@@ -799,7 +810,7 @@ CUDIS_HD static inline uint32_t ccht_page_age(const ccht_table *T, uint32_t p, u
     if (c == CCHT_PG_LARGE) {
         uint64_t off = ccht_page_off(a, p);
         if ((cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE) &&
-            ccht_chunk_age(&T->v, off, m->now_stamp, m->now_ms, &ag)) {
+            ccht_chunk_age(&T->v, off, m->now_stamp, m->now_ms, m->policy, m->lfu_decay, &ag)) {
             youngest = ag;
         }
         return youngest;
@@ -808,7 +819,8 @@ CUDIS_HD static inline uint32_t ccht_page_age(const ccht_table *T, uint32_t p, u
     for (int i = 0; i < 4; i++) {
         uint64_t off = ccht_page_off(a, p) + (uint64_t)(ccht_rng(m->rng) % k->per_page) * k->size;
         if ((cudis_load_acq_u32(ccht_chunk_h0(a, off)) & CCHT_ITEM_LIVE) &&
-            ccht_chunk_age(&T->v, off, m->now_stamp, m->now_ms, &ag) && ag < youngest) {
+            ccht_chunk_age(&T->v, off, m->now_stamp, m->now_ms, m->policy, m->lfu_decay, &ag) &&
+            ag < youngest) {
             youngest = ag;
         }
     }

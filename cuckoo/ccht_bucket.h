@@ -609,6 +609,73 @@ enum ccht_victim {
     CCHT_VICTIM_NONE = 3     /* the pair is full and the policy evicts none of it */
 };
 
+/* ------------------------------------------------------------------------
+ * The LFU policies: a slot's 32-bit stamp holds Redis's LFU data instead of
+ * a recency, (minutes << 8) | counter: when it was last decremented (24
+ * bits of Unix minutes) and a logarithmic access counter (8 bits, new keys
+ * start at 5), decremented by one per lfu-decay-time minutes without
+ * access, incremented with probability 1 / ((c - 5) * log_factor + 1) per
+ * access (Redis's evict.c). The clamp of LRU stamps does not run under
+ * these policies; after a switch between LRU and LFU at runtime the stamps
+ * mean the other thing for a while, as in Redis.
+ * ---------------------------------------------------------------------- */
+
+#define CCHT_LFU_INIT 5u
+
+CUDIS_HD static inline bool ccht_policy_lfu(uint32_t policy)
+{
+    return policy == CUDIS_POL_ALLKEYS_LFU || policy == CUDIS_POL_VOLATILE_LFU;
+}
+
+CUDIS_HD static inline uint32_t ccht_lfu_minutes(int64_t now_ms)
+{
+    return (uint32_t)((uint64_t)(now_ms / 60000) & 0xffffffu);
+}
+
+/* The counter of LFU stamp s after its decay up to minute now_min. */
+CUDIS_HD static inline uint32_t ccht_lfu_count(uint32_t s, uint32_t now_min, uint32_t decay_time)
+{
+    uint32_t c = s & 0xffu;
+    if (decay_time == 0) {
+        return c;
+    }
+    uint32_t periods = ((now_min - (s >> 8)) & 0xffffffu) / decay_time;
+    return periods >= c ? 0 : c - periods;
+}
+
+/* The stamp of a new key. */
+CUDIS_HD static inline uint32_t ccht_lfu_new(uint32_t now_min)
+{
+    return (now_min << 8) | CCHT_LFU_INIT;
+}
+
+/* Stamp s after one access at minute now_min (rnd: 64 random bits). */
+CUDIS_HD static inline uint32_t ccht_lfu_access(uint32_t s, uint32_t now_min, uint32_t log_factor,
+                                                uint32_t decay_time, uint64_t rnd)
+{
+    uint32_t c = ccht_lfu_count(s, now_min, decay_time);
+    if (c < 255) {
+        double r = (double)(rnd >> 11) * (1.0 / 9007199254740992.0);
+        double base = c > CCHT_LFU_INIT ? (double)(c - CCHT_LFU_INIT) : 0.0;
+        if (r < 1.0 / (base * (double)log_factor + 1.0)) {
+            c++;
+        }
+    }
+    return (now_min << 8) | c;
+}
+
+/* How cold a slot's stamp makes its item for victim choice (higher goes
+ * first): its age under the LRU-ranked policies, 255 - its counter under
+ * the LFU ones. */
+CUDIS_HD static inline uint32_t ccht_coldness(uint32_t policy, uint32_t decay_time, uint32_t stamp,
+                                              uint32_t now_stamp, int64_t now_ms)
+{
+    if (ccht_policy_lfu(policy)) {
+        return 255u - ccht_lfu_count(stamp, ccht_lfu_minutes(now_ms), decay_time);
+    }
+    return ccht_age(now_stamp, stamp);
+}
+
 /* Whether the eviction policy (enum cudis_policy) lets a live item go:
  * the volatile ones only take items with an expiry, noeviction none. */
 CUDIS_HD static inline bool ccht_policy_takes(uint32_t policy, bool has_exp)
@@ -617,14 +684,16 @@ CUDIS_HD static inline bool ccht_policy_takes(uint32_t policy, bool has_exp)
     case CUDIS_POL_NOEVICTION: return false;
     case CUDIS_POL_VOLATILE_LRU:
     case CUDIS_POL_VOLATILE_RANDOM:
-    case CUDIS_POL_VOLATILE_TTL: return has_exp;
+    case CUDIS_POL_VOLATILE_TTL:
+    case CUDIS_POL_VOLATILE_LFU: return has_exp;
     default: return true;
     }
 }
 
-/* Among candidates the policy takes, whether one with age `age` and expiry
- * `exp` beats the best so far (best_age, best_exp). The random policies
- * keep the first (the caller starts at a random place). */
+/* Among candidates the policy takes, whether one with coldness `age`
+ * (ccht_coldness) and expiry `exp` beats the best so far (best_age,
+ * best_exp). The random policies keep the first (the caller starts at a
+ * random place). */
 CUDIS_HD static inline bool ccht_policy_prefers(uint32_t policy, uint32_t age, int64_t exp,
                                                 uint32_t best_age, int64_t best_exp)
 {
@@ -642,10 +711,12 @@ CUDIS_HD static inline bool ccht_policy_prefers(uint32_t policy, uint32_t age, i
  * the paper's b1-then-b2 order evicts ~4% of keys already at 90% load,
  * measured in bench/ccht), then an expired item of b1 then b2, else the
  * live item the eviction policy picks (enum cudis_policy; LRU: the
- * oldest-stamped slot of the two buckets), or none. `now_stamp` is the
- * current clock (ages: ccht_age). Returns enum ccht_victim. */
+ * oldest-stamped slot of the two buckets; LFU: the lowest counter), or
+ * none. `now_stamp` is the current clock (ages: ccht_age); decay_time the
+ * LFU counters' (ccht_lfu_count). Returns enum ccht_victim. */
 CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *hk, int64_t now_ms,
-                                          uint32_t now_stamp, uint32_t policy, ccht_loc *loc)
+                                          uint32_t now_stamp, uint32_t policy, uint32_t decay_time,
+                                          ccht_loc *loc)
 {
     uint32_t n_empty[2] = {0, 0};
     int first_empty[2] = {-1, -1};
@@ -699,7 +770,8 @@ CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *h
         if (!ccht_policy_takes(policy, (word & CCHT_SLOT_EXP) != 0)) {
             continue;
         }
-        uint32_t age = ccht_age(now_stamp, cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w)));
+        uint32_t age = ccht_coldness(
+            policy, decay_time, cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w)), now_stamp, now_ms);
         int64_t exp = 0;
         if (policy == CUDIS_POL_VOLATILE_TTL) {
             uint64_t off = ccht_slot_off(word);

@@ -100,6 +100,41 @@ CUDIS_HD static inline uint64_t *ccht_env_rng(ccht_env *x)
     return &x->rng;
 }
 
+/* The stamp an op leaves on its key's slot: the op's clock under the
+ * LRU-ranked policies; under the LFU ones the counter after one more
+ * access (old: the slot's stamp before; NULL for a new key). */
+CUDIS_HD static inline uint32_t ccht_op_stamp(const ccht_table *T, const ccht_env *x,
+                                              const uint32_t *old)
+{
+    if (!ccht_policy_lfu(ccht_policy_of(T))) {
+        return x->stamp;
+    }
+    uint32_t now_min = ccht_lfu_minutes(x->now_ms);
+    if (old == 0) {
+        return ccht_lfu_new(now_min);
+    }
+    return ccht_lfu_access(*old, now_min, cudis_load_relaxed_u32(&T->lfu_log_factor),
+                           ccht_lfu_decay_of(T),
+                           cudis_mix64(x->seed ^ 0x2545f4914f6cdd1dull, x->index + 1));
+}
+
+/* An access refreshes the key's slot: its recency (ccht_touch, with
+ * `slack`), or its LFU counter. */
+CUDIS_HD static inline void ccht_touch_op(const ccht_table *T, const ccht_env *x, uint64_t b,
+                                          uint32_t way, uint32_t slack)
+{
+    if (!ccht_policy_lfu(ccht_policy_of(T))) {
+        ccht_touch(&T->v, b, way, x->stamp, slack);
+        return;
+    }
+    uint32_t *s = ccht_bkt_stamp(&T->v, b, way);
+    uint32_t old = cudis_load_relaxed_u32(s);
+    uint32_t now = ccht_op_stamp(T, x, &old);
+    if (now != old) {
+        cudis_store_relaxed_u32(s, now);
+    }
+}
+
 /* Add a thread's counter deltas to the table. */
 CUDIS_HD static inline void ccht_tally_flush(const ccht_table *T, const ccht_tally *ty)
 {
@@ -242,8 +277,13 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
             res->val_off = at;
             res->val_len = need;
         }
+        if (x->op->code == CUDIS_OP_EXISTS && cur.found && ccht_policy_lfu(ccht_policy_of(T))) {
+            res->num =
+                ccht_lfu_count(cudis_load_relaxed_u32(ccht_bkt_stamp(v, loc.bucket, loc.way)),
+                               ccht_lfu_minutes(x->now_ms), ccht_lfu_decay_of(T));
+        }
         if (plan.touch && cur.found) {
-            ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
+            ccht_touch_op(T, x, loc.bucket, loc.way, T->stamp_slack);
         }
         ccht_count_lookup(ty, &plan, cur.found);
         return true;
@@ -360,7 +400,8 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 in_place = true;
             } else {
                 if (!f) {
-                    victim = ccht_pick_slot(v, hk, x->now_ms, x->stamp, ccht_policy_of(T), &dst);
+                    victim = ccht_pick_slot(v, hk, x->now_ms, x->stamp, ccht_policy_of(T),
+                                            ccht_lfu_decay_of(T), &dst);
                     if (victim == CCHT_VICTIM_NONE) { /* full, and the policy evicts none */
                         ccht_pair_unlock(v, hk);
                         if (spare != CCHT_NO_CHUNK) {
@@ -390,8 +431,14 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     if (spare != CCHT_NO_CHUNK) {
                         ccht_arena_free(a, spare, x->shard);
                     }
-                    ccht_mem_ctx m = {x->now_ms,       x->stamp, x->shard, ccht_policy_of(T),
-                                      ccht_env_rng(x), ty,       x->ev};
+                    ccht_mem_ctx m = {.now_ms = x->now_ms,
+                                      .now_stamp = x->stamp,
+                                      .shard = x->shard,
+                                      .policy = ccht_policy_of(T),
+                                      .lfu_decay = ccht_lfu_decay_of(T),
+                                      .rng = ccht_env_rng(x),
+                                      .ty = ty,
+                                      .ev = x->ev};
                     spare = round < CCHT_WRITE_ROUNDS ? ccht_arena_alloc_slow(T, cls, &m)
                                                       : CCHT_NO_CHUNK;
                     if (spare == CCHT_NO_CHUNK) {
@@ -438,7 +485,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     ccht_item_set_expire(v, old_off, plan.expire_ms);
                 }
                 ty->c[CCHT_C_VAL_BYTES] += (int64_t)plan.new_len - (int64_t)cur.val_len;
-                ccht_touch(v, loc.bucket, loc.way, x->stamp, 0);
+                ccht_touch_op(T, x, loc.bucket, loc.way, 0);
                 break;
             }
             if (victim != CCHT_VICTIM_EMPTY) {
@@ -458,7 +505,10 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
             }
             {
                 uint64_t word = ccht_fill_item(v, chunk, hk, x, &plan, cur.found ? cur.val : 0);
-                ccht_slot_publish(v, dst.bucket, dst.way, word, x->stamp);
+                /* a key written over keeps its LFU counter (one more access) */
+                uint32_t was = cudis_load_relaxed_u32(ccht_bkt_stamp(v, dst.bucket, dst.way));
+                ccht_slot_publish(v, dst.bucket, dst.way, word,
+                                  ccht_op_stamp(T, x, f && !expired ? &was : 0));
             }
             if (f) {
                 ccht_arena_free(a, old_off, x->shard);
@@ -475,7 +525,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
             if (h0 & CCHT_ITEM_EXP) { /* else the expiry was none and stays none */
                 ccht_item_set_expire(v, old_off, plan.expire_ms);
             }
-            ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
+            ccht_touch_op(T, x, loc.bucket, loc.way, T->stamp_slack);
             break;
         case CUDIS_ACT_DELETE:
             ccht_tally_drop(ty, T, old_off);
@@ -491,7 +541,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
                 ccht_arena_free(a, old_off, x->shard);
             } else if (plan.touch && cur.found) {
-                ccht_touch(v, loc.bucket, loc.way, x->stamp, T->stamp_slack);
+                ccht_touch_op(T, x, loc.bucket, loc.way, T->stamp_slack);
             }
             break;
         }

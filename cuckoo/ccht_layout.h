@@ -241,6 +241,8 @@ typedef struct ccht_table {
     uint32_t allow_empty_key;
     uint32_t stamp_slack; /* skip a stamp refresh younger than this many ticks */
     uint32_t policy;      /* enum cudis_policy (ccht_policy_of reads it) */
+    uint32_t lfu_log_factor; /* the LFU policies' counter: Redis's lfu-log-factor */
+    uint32_t lfu_decay_time; /* and lfu-decay-time (minutes; 0: no decay) */
 } ccht_table;
 
 #endif /* CCHT_LAYOUT_H */

@@ -20,12 +20,15 @@ static void *store_create(const engine_config *cfg, char *why, size_t why_len)
     o.allow_empty_key = cfg->allow_empty_key;
     o.seed = cfg->seed;
     o.policy = cfg->policy;
+    o.lfu_log_factor = cfg->lfu_log_factor;
+    o.lfu_decay_time = cfg->lfu_decay_time;
     return ccht_create(&o, why, why_len);
 }
 
-static int store_set_policy(void *s, uint32_t policy)
+static int store_set_policy(void *s, uint32_t policy, uint32_t lfu_log_factor,
+                            uint32_t lfu_decay_time)
 {
-    return ccht_set_policy(s, policy);
+    return ccht_set_policy(s, policy, lfu_log_factor, lfu_decay_time);
 }
 
 static void store_destroy(void *s)

@@ -75,6 +75,8 @@ void engine_config_default(engine_config *cfg)
     cfg->allow_empty_key = true;
     cfg->seed = 0;
     cfg->device = -1;
+    cfg->lfu_log_factor = 10;
+    cfg->lfu_decay_time = 1;
 }
 
 static const engine_row *find_row(const char *name)
@@ -493,6 +495,8 @@ int engine_policy_code(const char *name, uint32_t *code)
         [CUDIS_POL_ALLKEYS_RANDOM] = "allkeys-random",
         [CUDIS_POL_VOLATILE_RANDOM] = "volatile-random",
         [CUDIS_POL_VOLATILE_TTL] = "volatile-ttl",
+        [CUDIS_POL_ALLKEYS_LFU] = "allkeys-lfu",
+        [CUDIS_POL_VOLATILE_LFU] = "volatile-lfu",
     };
     for (uint32_t i = 0; i < CUDIS_POL__COUNT; i++) {
         if (!strcmp(names[i], name)) {
@@ -503,15 +507,18 @@ int engine_policy_code(const char *name, uint32_t *code)
     return -1;
 }
 
-int engine_set_policy(engine *e, uint32_t policy)
+int engine_set_policy(engine *e, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time)
 {
     pthread_mutex_lock(&e->fo_lock); /* a failover's fresh store takes it too */
     engine_backend *b = live_of(e);
-    int rc = b->ops->set_policy != NULL ? b->ops->set_policy(b->store, policy)
-             : policy == 0              ? CUDIS_OK
-                                        : CUDIS_E_UNSUPPORTED;
+    int rc = b->ops->set_policy != NULL
+                 ? b->ops->set_policy(b->store, policy, lfu_log_factor, lfu_decay_time)
+             : policy == 0 ? CUDIS_OK
+                           : CUDIS_E_UNSUPPORTED;
     if (rc == CUDIS_OK) {
         e->cfg.policy = policy;
+        e->cfg.lfu_log_factor = lfu_log_factor;
+        e->cfg.lfu_decay_time = lfu_decay_time;
     }
     pthread_mutex_unlock(&e->fo_lock);
     return rc;

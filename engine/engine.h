@@ -127,10 +127,11 @@ int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
  * concurrent with batches (the pacing state lives in the engine). The keys
  * reclaimed are reported to ev as engine_sweep does. */
 int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev);
-/* Change the eviction policy (enum cudis_policy) for the batches that
- * follow (engine_store_ops.set_policy): CUDIS_E_UNSUPPORTED when the store
- * does not implement it. Also what a failover's fresh store gets. */
-int engine_set_policy(engine *e, uint32_t policy);
+/* Change the eviction policy (enum cudis_policy) and the LFU counters'
+ * lfu-log-factor / lfu-decay-time for the batches that follow
+ * (engine_store_ops.set_policy): CUDIS_E_UNSUPPORTED when the store does
+ * not implement the policy. Also what a failover's fresh store gets. */
+int engine_set_policy(engine *e, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time);
 /* A policy by its Redis name ("allkeys-lru", "noeviction", "volatile-ttl"...):
  * 0 with *code, -1 for a name that is not one of enum cudis_policy. */
 int engine_policy_code(const char *name, uint32_t *code);

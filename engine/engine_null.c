@@ -108,9 +108,10 @@ static void null_reset_stats(void *store)
     cudis_store_relaxed_u64(&s->misses, 0);
 }
 
-static int null_set_policy(void *store, uint32_t policy)
+static int null_set_policy(void *store, uint32_t policy, uint32_t lfu_log_factor,
+                           uint32_t lfu_decay_time)
 {
-    (void)store, (void)policy;
+    (void)store, (void)policy, (void)lfu_log_factor, (void)lfu_decay_time;
     return CUDIS_OK; /* it never holds anything to evict */
 }
 

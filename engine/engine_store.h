@@ -40,6 +40,8 @@ typedef struct engine_config {
                                * engine (0 = 10000) */
     uint32_t policy;          /* which live items a full store may evict: enum cudis_policy
                                * (0 = allkeys-lru; see set_policy) */
+    uint32_t lfu_log_factor;  /* the LFU policies' counters: Redis's lfu-log-factor (10) */
+    uint32_t lfu_decay_time;  /* and lfu-decay-time: minutes per decrement (1; 0: none) */
 } engine_config;
 
 typedef struct engine_store_ops {
@@ -86,12 +88,13 @@ typedef struct engine_store_ops {
     /* The units of sweep work one pass over the whole store takes. NULL:
      * the store's capacity. */
     uint64_t (*sweep_units)(void *store);
-    /* Change the eviction policy (enum cudis_policy) for the batches that
-     * follow; CUDIS_E_UNSUPPORTED for one the store does not implement.
-     * create applies cfg->policy the same way (failing on such a one). NULL:
-     * the store evicts by its own order only (any policy but noeviction is
-     * refused). */
-    int (*set_policy)(void *store, uint32_t policy);
+    /* Change the eviction policy (enum cudis_policy) and the LFU counters'
+     * parameters (engine_config's) for the batches that follow;
+     * CUDIS_E_UNSUPPORTED for a policy the store does not implement. create
+     * applies cfg's the same way (failing on such a one). NULL: the store
+     * evicts by its own order only (any other policy is refused). */
+    int (*set_policy)(void *store, uint32_t policy, uint32_t lfu_log_factor,
+                      uint32_t lfu_decay_time);
 
     void (*stats)(void *store, cudis_stats *out);
     void (*reset_stats)(void *store); /* zero hits/misses/evictions */

@@ -412,7 +412,7 @@ gpu_engine *gpu_engine_create(const engine_config *cfg, char *why, size_t why_le
     }
     ccht_geom_bind(&g->geom, &g->t, g->d_mem, c.max_key_len, c.max_val_len, c.allow_empty_key,
                    c.seed);
-    if (gpu_engine_set_policy(g, c.policy) != 0) {
+    if (gpu_engine_set_policy(g, c.policy, c.lfu_log_factor, c.lfu_decay_time) != 0) {
         set_why(why, why_len, "unknown eviction policy %u", c.policy);
         goto fail;
     }
@@ -526,6 +526,9 @@ static int order_begin(gpu_engine *g, cudaStream_t s, uint64_t n, gpu_launch *l)
         }
     }
     gpu_launch_at(g->clock, n, g->t.v.n_buckets, l);
+    if (ccht_policy_lfu(ccht_policy_of(&g->t))) {
+        l->clamp_n = 0; /* the stamps hold LFU counters */
+    }
     g->clock += n;
     return 0;
 }
@@ -1425,12 +1428,16 @@ uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db)
     return n;
 }
 
-int gpu_engine_set_policy(gpu_engine *g, uint32_t policy)
+int gpu_engine_set_policy(gpu_engine *g, uint32_t policy, uint32_t lfu_log_factor,
+                          uint32_t lfu_decay_time)
 {
     if (policy >= CUDIS_POL__COUNT) {
         return CUDIS_E_INVAL;
     }
-    __atomic_store_n(&g->t.policy, policy, __ATOMIC_RELAXED); /* the next launch's copy */
+    /* the next launch's copy of the table takes them */
+    __atomic_store_n(&g->t.lfu_log_factor, lfu_log_factor, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->t.lfu_decay_time, lfu_decay_time, __ATOMIC_RELAXED);
+    __atomic_store_n(&g->t.policy, policy, __ATOMIC_RELAXED);
     return CUDIS_OK;
 }
 

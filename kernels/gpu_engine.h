@@ -183,8 +183,10 @@ uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db);
 /* gpu_engine_sweep reports what it reclaims to ev (NULL: no events). */
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 uint64_t gpu_engine_sweep_units(gpu_engine *g);
-/* The eviction policy (enum cudis_policy) of the launches that follow. */
-int gpu_engine_set_policy(gpu_engine *g, uint32_t policy); /* one pass: a unit per 64 buckets */
+/* The eviction policy (enum cudis_policy) and LFU parameters of the
+ * launches that follow. */
+int gpu_engine_set_policy(gpu_engine *g, uint32_t policy, uint32_t lfu_log_factor,
+                          uint32_t lfu_decay_time); /* one pass: a unit per 64 buckets */
 void gpu_engine_stats(gpu_engine *g, cudis_stats *out);
 void gpu_engine_reset_stats(gpu_engine *g);
 

@@ -48,9 +48,9 @@ static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     return gpu_engine_sweep((gpu_engine *)s, now_ms, max_work, ev);
 }
 
-static int gs_set_policy(void *s, uint32_t policy)
+static int gs_set_policy(void *s, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time)
 {
-    return gpu_engine_set_policy((gpu_engine *)s, policy);
+    return gpu_engine_set_policy((gpu_engine *)s, policy, lfu_log_factor, lfu_decay_time);
 }
 
 static uint64_t gs_sweep_units(void *s)

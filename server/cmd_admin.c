@@ -701,13 +701,15 @@ static bool apply_runtime(const config_option *o, char *err, size_t errlen)
     if (!strcmp(o->name, "maxclients")) {
         return server_fd_room(srv.cfg.maxclients, err, errlen);
     }
-    if (!strcmp(o->name, "maxmemory-policy")) {
+    if (!strcmp(o->name, "maxmemory-policy") || !strcmp(o->name, "lfu-log-factor") ||
+        !strcmp(o->name, "lfu-decay-time")) {
         uint32_t code;
         if (server_policy(srv.cfg.maxmemory_policy, engine_name(srv.eng), &code, err, errlen) !=
             0) {
             return false;
         }
-        int rc = engine_set_policy(srv.eng, code);
+        int rc = engine_set_policy(srv.eng, code, (uint32_t)srv.cfg.lfu_log_factor,
+                                   (uint32_t)srv.cfg.lfu_decay_time);
         if (rc != CUDIS_OK) {
             snprintf(err, errlen, "the %s engine cannot evict by %s: %s", engine_name(srv.eng),
                      srv.cfg.maxmemory_policy, cudis_strerror(rc));

@@ -392,7 +392,7 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
  * OBJECT
  * ---------------------------------------------------------------------- */
 
-enum { OBJ_ENCODING, OBJ_REFCOUNT, OBJ_FREQ, OBJ_IDLETIME };
+enum { OBJ_ENCODING, OBJ_REFCOUNT, OBJ_IDLETIME };
 
 static void rp_object(conn *c, pend *p, const cudis_batch *b)
 {
@@ -416,11 +416,6 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
         /* Redis shares the integers 0..9999 */
         resp_int(&c->out, is_int && x >= 0 && x < 10000 ? 2147483647 : 1);
         break;
-    case OBJ_FREQ:
-        conn_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
-                      "Please note that when switching between policies at runtime LRU and LFU "
-                      "data will take some time to adjust.");
-        break;
     default:
         conn_error(c, "ERR OBJECT IDLETIME is not available: the cudis engines keep no access "
                       "time per key");
@@ -431,7 +426,8 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
 static void object_generic(conn *c, char **argv, uint32_t *lens, int what)
 {
     batcher *b = &c->lp->b;
-    uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[2], lens[2], NULL, 0, 0, 0, false);
+    uint32_t i =
+        batch_add_op(b, CUDIS_OP_GET, CUDIS_F_NOTOUCH, argv[2], lens[2], NULL, 0, 0, 0, false);
     batch_add_pend(b, c, rp_object, i, 1)->k = what;
 }
 
@@ -447,10 +443,29 @@ void cmd_object_refcount(conn *c, int argc, char **argv, uint32_t *lens)
     object_generic(c, argv, lens, OBJ_REFCOUNT);
 }
 
+/* The access counter the LFU policies keep (read without touching it). */
+static void rp_object_freq(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (r->status != CUDIS_OK) {
+        reply_engine_error(c, r->status);
+    } else if (!(r->flags & CUDIS_R_FOUND)) {
+        resp_null(&c->out, c->proto); /* Redis looks the key up first */
+    } else if (strstr(server_policy_shown(), "lfu") == NULL) {
+        conn_error(c, "ERR An LFU maxmemory policy is not selected, access frequency not tracked. "
+                      "Please note that when switching between policies at runtime LRU and LFU "
+                      "data will take some time to adjust.");
+    } else {
+        resp_int(&c->out, r->num);
+    }
+}
+
 void cmd_object_freq(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
-    object_generic(c, argv, lens, OBJ_FREQ);
+    batcher *b = &c->lp->b;
+    uint32_t i = batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[2], lens[2], NULL, 0, 0, 0, false);
+    batch_add_pend(b, c, rp_object_freq, i, 1);
 }
 
 void cmd_object_idletime(conn *c, int argc, char **argv, uint32_t *lens)

@@ -37,6 +37,8 @@ typedef struct srv_config {
     long long tcp_backlog;
     long long maxmemory;
     char *maxmemory_policy;
+    long long lfu_log_factor;
+    long long lfu_decay_time;
     char *engine;
     long long engine_threads;
     long long engine_item_bytes;

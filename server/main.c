@@ -139,6 +139,8 @@ int server_main(int argc, char **argv)
     ec.ways = (uint32_t)srv.cfg.engine_ways;
     ec.expected_item_bytes = (uint32_t)srv.cfg.engine_item_bytes;
     ec.allow_empty_key = true;
+    ec.lfu_log_factor = (uint32_t)srv.cfg.lfu_log_factor;
+    ec.lfu_decay_time = (uint32_t)srv.cfg.lfu_decay_time;
     char perr[256];
     if (server_policy(srv.cfg.maxmemory_policy, srv.cfg.engine, &ec.policy, perr, sizeof(perr)) !=
         0) {

@@ -238,10 +238,7 @@ int server_policy(const char *name, const char *eng, uint32_t *code, char *err, 
     if (engine_policy_code(name, code) == 0) {
         return 0;
     }
-    snprintf(err, errlen,
-             "%s is not implemented by the cpu and gpu engines yet (the lfu engine "
-             "is exact LFU)",
-             name);
+    snprintf(err, errlen, "unknown policy %s", name);
     return -1;
 }
 

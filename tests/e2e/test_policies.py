@@ -1,10 +1,12 @@
 #!/usr/bin/python3
 """test_policies.py - maxmemory-policy (issue 12, deliver 3): noeviction
 answers -OOM once full and evicts nothing (reads and DEL go on),
-volatile-lru and volatile-random never evict a key without a TTL,
-volatile-ttl keeps the long-lived keys, allkeys-random keeps some of the
-oldest keys (LRU would keep the newest), CONFIG SET switches at runtime
-and refuses unknown names in Redis's words. Validated against
+volatile-lru, volatile-random and volatile-lfu never evict a key without a
+TTL, volatile-ttl keeps the long-lived keys, allkeys-random keeps some of
+the oldest keys (LRU would keep the newest), allkeys-lfu keeps the keys
+read often, OBJECT FREQ reads the LFU counter (lfu-log-factor 0: one per
+access), CONFIG SET switches at runtime and refuses unknown names in
+Redis's words. Validated against
 redis-server first.
   /usr/bin/python3 test_policies.py --server PATH   (or CUDIS_E2E_SERVER=...)
 """
@@ -112,6 +114,42 @@ class Policies(unittest.TestCase):
         # probability ~1/e; LRU would have evicted them all
         old = sum(self.present("k:%d" % i, 100) for i in range(0, cap, 100))
         self.assertGreater(old, cap * 15 // 100, "%d of the first %d keys survive" % (old, cap))
+
+    def test_allkeys_lfu_keeps_the_frequently_read(self):
+        self.start("allkeys-lfu")
+        self.assertEqual(self.fill("hot", 1000), 1000)
+        for _ in range(20):  # in small pipelines: Redis counts unsent replies as memory
+            for s in range(0, 1000, 100):
+                p = self.r.pipeline(transaction=False)
+                for i in range(s, s + 100):
+                    p.get("hot:%d" % i)
+                p.execute()
+        self.assertEqual(self.fill("cold", 20000), 20000)
+        self.assertGreaterEqual(self.present("hot", 1000), 900)
+        self.assertGreater(self.r.info("stats")["evicted_keys"], 0)
+
+    def test_volatile_lfu(self):
+        self.volatile("volatile-lfu")
+
+    def test_object_freq(self):
+        self.start("allkeys-lru")
+        self.r.set("k", "v")
+        with self.assertRaises(redis.exceptions.ResponseError) as cm:
+            self.r.object("freq", "k")
+        self.assertTrue(str(cm.exception).startswith("An LFU maxmemory policy is not selected"))
+        self.assertTrue(self.r.config_set("maxmemory-policy", "allkeys-lfu"))
+        self.assertTrue(self.r.config_set("lfu-log-factor", "0"))  # every access counts
+        self.assertIsNone(self.r.object("freq", "nokey"))
+        self.r.set("f", "v")
+        self.assertEqual(self.r.object("freq", "f"), 5)  # a new key's counter
+        for _ in range(7):
+            self.r.get("f")
+        self.assertEqual(self.r.object("freq", "f"), 12)
+        self.assertEqual(self.r.object("freq", "f"), 12)  # OBJECT is not an access
+        self.assertEqual(self.r.object("encoding", "f"), b"embstr")
+        self.assertEqual(self.r.object("freq", "f"), 12)
+        self.assertEqual(self.r.config_get("lfu-log-factor"), {"lfu-log-factor": "0"})
+        self.assertEqual(self.r.config_get("lfu-decay-time"), {"lfu-decay-time": "1"})
 
 
 if __name__ == "__main__":

@@ -1674,7 +1674,7 @@ static void pol_noeviction(const eng_param *p, bool by_memory)
     cr_assert_eq(pol_count(e, "k", 0, n), stored);
     tres r = t_op(e, T_NOW, CUDIS_OP_DEL, 0, "k:0", NULL, 0, 0);
     (void)r;
-    cr_assert_eq(engine_set_policy(e, CUDIS_POL_ALLKEYS_LRU), CUDIS_OK);
+    cr_assert_eq(engine_set_policy(e, CUDIS_POL_ALLKEYS_LRU, 10, 1), CUDIS_OK);
     cr_assert_eq(pol_fill(e, "n", 0, n, 0, vlen), (uint32_t)n, "%s: allkeys-lru refused", p->name);
     cr_assert_gt(stats_of(e).evict_bucket + stats_of(e).evict_memory, 0);
     engine_destroy(e);
@@ -1750,5 +1750,70 @@ ENGINE_TEST(policy_allkeys_random)
     e = pol_open(p, CUDIS_POL_ALLKEYS_LRU, false); /* the contrast */
     pol_fill(e, "k", 0, 16384, 0, 8);
     cr_assert_lt(pol_count(e, "k", 0, 8192), pol_count(e, "k", 0, 16384) / 10);
+    engine_destroy(e);
+}
+
+/* GET every key "p:<i>", i in [from, to), `times` times at `now`. */
+static void pol_read(engine *e, const char *p, int from, int to, int times, int64_t now)
+{
+    tbatch t;
+    tb_init(&t, 1 << 20);
+    char k[32];
+    for (int r = 0; r < times; r++) {
+        tb_reset(&t);
+        for (int i = from; i < to; i++) {
+            int n = snprintf(k, sizeof(k), "%s:%d", p, i);
+            tb_op(&t, CUDIS_OP_GET, 0, k, (uint32_t)n, NULL, 0, 0, 0);
+        }
+        tb_run(e, &t, now);
+    }
+    tb_free(&t);
+}
+
+/* allkeys-lfu / volatile-lfu: keys read often survive a flood of keys
+ * written once (LRU would keep the newest); volatile-lfu never takes a key
+ * without a TTL. */
+ENGINE_TEST(policy_lfu)
+{
+    for (int m = 0; m < 2; m++) {
+        engine *e = pol_open(p, CUDIS_POL_ALLKEYS_LFU, m == 1);
+        uint32_t vlen = m ? 1024 : 8;
+        int hot = m ? 600 : 1024, n = m ? 8000 : 8192;
+        cr_assert_eq(pol_fill(e, "hot", 0, hot, 0, vlen), (uint32_t)hot);
+        pol_read(e, "hot", 0, hot, 30, T_NOW);
+        cr_assert_gt(pol_fill(e, "cold", 0, n, 0, vlen), (uint32_t)n / 2);
+        uint32_t left = pol_count(e, "hot", 0, hot);
+        cr_assert_geq(left, (uint32_t)hot * 90 / 100, "%s: %u of %d hot keys left", p->name, left,
+                      hot);
+        engine_destroy(e);
+        pol_volatile(p, CUDIS_POL_VOLATILE_LFU, m == 1);
+    }
+}
+
+/* The LFU counter as OBJECT FREQ reads it (EXISTS's num): 5 for a new key,
+ * one more per access with lfu-log-factor 0, one less per lfu-decay-time
+ * minutes without access; reading it does not count as an access. */
+ENGINE_TEST(policy_lfu_counter)
+{
+    T_NEED_STORE(p);
+    if (p->caps & CAP_EXACT) {
+        cr_skip_test("the %s engine keeps no logarithmic counter", p->name);
+    }
+    engine *e = pol_open(p, CUDIS_POL_ALLKEYS_LFU, false);
+    cr_assert_eq(engine_set_policy(e, CUDIS_POL_ALLKEYS_LFU, 0, 1), CUDIS_OK);
+    T_SET(e, "k", "v");
+    tres r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0);
+    cr_assert_eq(r.r.num, 5);
+    for (int i = 0; i < 7; i++) {
+        t_op(e, T_NOW, CUDIS_OP_GET, 0, "k", NULL, 0, 0);
+    }
+    cr_assert_eq(t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0).r.num, 12);
+    cr_assert_eq(t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0).r.num, 12, "EXISTS counted");
+    cr_assert_eq(t_op(e, T_NOW + 3 * 60000, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0).r.num, 9,
+                 "three minutes of decay");
+    t_op(e, T_NOW + 3 * 60000, CUDIS_OP_GET, 0, "k", NULL, 0, 0); /* decays, then counts */
+    cr_assert_eq(t_op(e, T_NOW + 3 * 60000, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0).r.num, 10);
+    cr_assert_eq(engine_set_policy(e, CUDIS_POL_ALLKEYS_LFU, 0, 0), CUDIS_OK); /* no decay */
+    cr_assert_eq(t_op(e, T_NOW + 600 * 60000, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0).r.num, 10);
     engine_destroy(e);
 }

@@ -284,9 +284,10 @@ static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev
     return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work, ev);
 }
 
-static int sim_set_policy(void *c, uint32_t policy)
+static int sim_set_policy(void *c, uint32_t policy, uint32_t lfu_log_factor,
+                          uint32_t lfu_decay_time)
 {
-    return ccht_set_policy(((sim_ctx *)c)->t, policy);
+    return ccht_set_policy(((sim_ctx *)c)->t, policy, lfu_log_factor, lfu_decay_time);
 }
 
 static uint64_t sim_sweep_units(void *c)

@@ -9,4 +9,4 @@ set grid
 set yrange [0:*]
 set xrange [30.4762:235.2]
 
-plot for [i=2:6] 'policies-20261201-lirs-loop.dat' using 1:i with linespoints pointsize 1.2 title columnheader(i)
+plot for [i=2:7] 'policies-20261201-lirs-loop.dat' using 1:i with linespoints pointsize 1.2 title columnheader(i)
