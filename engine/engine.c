@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "baselines_store.h"
+#include "cudis_fault.h"
 #include "engine_internal.h"
 #if CUDIS_ENGINE_HAVE_CPU
 #include "ccht_store.h"
@@ -364,6 +365,9 @@ int engine_execute(engine *e, cudis_batch *batch)
 {
     if (batch->n_ops == 0) {
         return CUDIS_OK;
+    }
+    if (cudis_fault(CUDIS_FAULT_ENGINE)) {
+        return CUDIS_E_NOMEM; /* the test build's injected failure: nothing ran */
     }
     engine_backend *b = cur_of(e);
     uint64_t out_len = batch->out_len;

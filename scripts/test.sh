@@ -3,7 +3,8 @@
 #   1. the normal build (with the CUDA code compiled when nvcc exists; GPU
 #      tests skip themselves without a device) - all tests;
 #   2. an ASan+UBSan build - all tests;
-#   3. a TSan build - the concurrency stress tests (label "stress").
+#   3. a TSan build - the concurrency stress tests (label "stress");
+#   4. the fault-injection build (scripts/faults.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -24,3 +25,6 @@ echo "== TSan build =="
 scripts/build.sh build-tsan -DCUDIS_SANITIZE=thread -DCMAKE_BUILD_TYPE=RelWithDebInfo
 echo "== stress tests under TSan =="
 (cd build-tsan && TSAN_OPTIONS=halt_on_error=1 ctest --output-on-failure -L stress)
+
+echo "== fault injection (CUDIS_FAULTS, ASan+UBSan) =="
+scripts/faults.sh

@@ -17,6 +17,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "cudis_fault.h"
 #include "cudis_time.h"
 #include "server_internal.h"
 
@@ -309,7 +310,9 @@ void conn_write(conn *c)
         return;
     }
     while (c->out_sent < c->out.len) {
-        ssize_t n = write(c->fd, c->out.p + c->out_sent, c->out.len - c->out_sent);
+        ssize_t n = cudis_fault(CUDIS_FAULT_WRITE)
+                        ? (errno = ECONNRESET, -1)
+                        : write(c->fd, c->out.p + c->out_sent, c->out.len - c->out_sent);
         if (n > 0) {
             c->out_sent += (size_t)n;
             STAT_ADD(c->lp->st.net_out, (uint64_t)n);
@@ -499,7 +502,19 @@ bool conn_read_once(conn *c)
         while (ncap - c->qlen < want) {
             ncap *= 2;
         }
-        c->qbuf = xrealloc(c->qbuf, ncap);
+        /* the one buffer a client can grow at will: when it cannot grow,
+         * that client goes (its arguments are parsed, pointing into it),
+         * the server and the others stay */
+        char *nb = cudis_fault(CUDIS_FAULT_ALLOC) ? NULL : realloc(c->qbuf, ncap);
+        if (nb == NULL) {
+            log_msg(LL_WARNING,
+                    "Closing client id=%llu addr=%s: out of memory for its query buffer (%zu "
+                    "bytes)",
+                    (unsigned long long)c->id, c->addr, ncap);
+            conn_close(c, NULL);
+            return false;
+        }
+        c->qbuf = nb;
         c->qcap = ncap;
     }
     /* at most `want` (a big argument's rest, else 64 KB) a read, so the
