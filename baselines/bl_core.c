@@ -21,6 +21,7 @@
 #define BL_DEFAULT_VAL_LEN (1u << 20)
 #define BL_MIN_BUCKETS 16u
 #define BL_INIT_BUCKETS 1024u
+#define BL_LEAST_ITEMS (64u << 10) /* bl_set_memory: the least room for items it leaves */
 
 /* ------------------------------------------------------------------------
  * Accounting helpers
@@ -639,8 +640,27 @@ int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     pthread_mutex_lock(&c->lock);
     int n = cudis_vmap_walk(c->vmap, vmap_words(c), c->mask + 1, &c->sweep_pos, max_work,
                             sweep_chain, &x);
+    /* a lowered budget (bl_set_memory): evict toward it, a bounded amount */
+    for (uint32_t k = 0; k < max_work && !c->noevict && c->bytes_used > c->budget; k++) {
+        if (!do_evict_one(c, NULL, now_ms, ev)) {
+            break;
+        }
+    }
     pthread_mutex_unlock(&c->lock);
     return n;
+}
+
+uint64_t bl_set_memory(void *store, uint64_t bytes)
+{
+    bl_cache *c = store;
+    pthread_mutex_lock(&c->lock);
+    uint64_t least = c->fixed_bytes + table_bytes(c->mask + 1) + BL_LEAST_ITEMS;
+    if (bytes < least) {
+        bytes = least;
+    }
+    c->budget = bytes; /* lowered: writes and the sweep evict down to it */
+    pthread_mutex_unlock(&c->lock);
+    return bytes;
 }
 
 int bl_set_policy(void *store, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time)

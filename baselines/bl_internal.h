@@ -98,6 +98,9 @@ uint64_t bl_db_size(void *store, uint8_t db);
 int bl_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 /* CUDIS_POL_ALLKEYS_LRU (the default: evict by the policy's own exact
  * order) or CUDIS_POL_NOEVICTION; others are CUDIS_E_UNSUPPORTED. */
+/* Any budget, at least the table and 64 KiB for items; when lowered,
+ * writes and the sweep evict down to it. */
+uint64_t bl_set_memory(void *store, uint64_t bytes);
 int bl_set_policy(void *store, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time);
 uint64_t bl_sweep_units(void *store); /* one pass of bl_sweep (cudis_vmap_units) */
 void bl_stats(void *store, cudis_stats *out);

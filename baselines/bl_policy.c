@@ -288,8 +288,8 @@ static void *lfu_create(const engine_config *cfg, char *why, size_t why_len)
         .name = #NAME, .description = DESC, .concurrent = false, .create = NAME##_create,          \
         .destroy = bl_destroy, .execute = bl_execute, .scan = bl_scan,                             \
         .random_key = bl_random_key, .flush = bl_flush, .db_size = bl_db_size, .sweep = bl_sweep,  \
-        .sweep_units = bl_sweep_units, .set_policy = bl_set_policy, .stats = bl_stats,             \
-        .reset_stats = bl_reset_stats, .info = bl_info,                                            \
+        .sweep_units = bl_sweep_units, .set_policy = bl_set_policy, .set_memory = bl_set_memory,   \
+        .stats = bl_stats, .reset_stats = bl_reset_stats, .info = bl_info,                         \
     }
 
 const engine_store_ops lru_store_ops =

@@ -103,12 +103,32 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     }
     ccht_geom_bind(&t->g, &t->T, t->mem, o.max_key_len, o.max_val_len, o.allow_empty_key, o.seed);
     ccht_geom_meta_init(&t->g, t->mem + t->g.meta_off, false);
+    t->budget = o.memory_bytes;
     if (ccht_set_policy(t, o.policy, o.lfu_log_factor, o.lfu_decay_time) != CUDIS_OK) {
         fail(why, why_len, "unknown eviction policy");
         ccht_destroy(t);
         return NULL;
     }
     return t;
+}
+
+uint64_t ccht_set_memory(ccht *t, uint64_t bytes)
+{
+    uint64_t fixed = t->g.index_bytes + t->g.meta_bytes;
+    if (bytes > t->opt.memory_bytes) {
+        bytes = t->opt.memory_bytes;
+    }
+    uint64_t pages = bytes > fixed ? (bytes - fixed) / t->g.page_bytes : 0;
+    if (pages < 2) { /* the index stays whole: the least that holds items */
+        pages = t->g.n_pages < 2 ? t->g.n_pages : 2;
+        bytes = fixed + pages * t->g.page_bytes;
+    }
+    if (pages > t->g.n_pages) {
+        pages = t->g.n_pages;
+    }
+    __atomic_store_n(&t->T.a.pool->limit, (uint32_t)pages, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->budget, bytes, __ATOMIC_RELAXED);
+    return bytes;
 }
 
 int ccht_set_policy(ccht *t, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time)
@@ -156,7 +176,7 @@ void ccht_stats(ccht *t, cudis_stats *s)
     /* the chunks of live items: pages carved but free again are the
      * arena's to hand out (page moves give them to any class) */
     s->bytes_used = s->index_bytes + ld64(&c[CCHT_C_CHUNK_BYTES]);
-    s->bytes_budget = t->opt.memory_bytes;
+    s->bytes_budget = __atomic_load_n(&t->budget, __ATOMIC_RELAXED);
     s->key_bytes = ld64(&c[CCHT_C_KEY_BYTES]);
     s->value_bytes = ld64(&c[CCHT_C_VAL_BYTES]);
     s->hits = ld64(&c[CCHT_C_HITS]);
@@ -561,6 +581,34 @@ static uint32_t sweep_visit(void *arg, uint64_t b)
     return ccht_sweep_bucket(c->T, b, c->now_ms, c->shard++, &c->ty, c->ev);
 }
 
+/* While the arena holds more pages than its limit (a lowered budget):
+ * give back up to CCHT_RELEASE_PAGES of the coldest, evicting their items
+ * as the policy lets (a page it keeps items of stays). */
+#define CCHT_RELEASE_PAGES 8
+
+static void release_pages(ccht *t, int64_t now_ms, ccht_tally *ty, cudis_evbuf *ev)
+{
+    const ccht_table *T = &t->T;
+    const ccht_pool *pl = T->a.pool;
+    uint64_t rng = cudis_mono_ns() | 1;
+    ccht_mem_ctx m = {.now_ms = now_ms,
+                      .now_stamp = (uint32_t)__atomic_load_n(T->clock, __ATOMIC_RELAXED),
+                      .shard = (uint32_t)rng,
+                      .policy = ccht_policy_of(T),
+                      .lfu_decay = ccht_lfu_decay_of(T),
+                      .rng = &rng,
+                      .ty = ty,
+                      .ev = ev};
+    int moved = 0;
+    for (int k = 0; k < CCHT_RELEASE_PAGES * 4 && moved < CCHT_RELEASE_PAGES; k++) {
+        if (__atomic_load_n(&pl->pages_used, __ATOMIC_RELAXED) <=
+            __atomic_load_n(&pl->limit, __ATOMIC_RELAXED)) {
+            return;
+        }
+        moved += ccht_move_page(T, CCHT_NONE32, UINT32_MAX, &m) ? 1 : 0;
+    }
+}
+
 int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 {
     sweep_ctx c = {.T = &t->T, .now_ms = now_ms, .shard = (uint32_t)cudis_mono_ns(), .ev = ev};
@@ -568,6 +616,7 @@ int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     const ccht_view *v = &t->T.v;
     int reclaimed = cudis_vmap_walk(v->vmap, v->vmap_words, v->n_buckets, &t->sweep_cursor,
                                     max_work, sweep_visit, &c);
+    release_pages(t, now_ms, &c.ty, ev);
     ccht_tally_flush(&t->T, &c.ty);
     return reclaimed;
 }

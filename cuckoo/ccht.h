@@ -57,6 +57,13 @@ ccht *ccht_create(const ccht_options *o, char *why, size_t why_len);
  * CUDIS_E_INVAL for a policy the table does not know. */
 int ccht_set_policy(ccht *t, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time);
 
+/* Change the memory budget at runtime, up to the one the table was created
+ * with (its block is that big) and down to its index and two pages: the
+ * arena may then hold fewer pages; the sweep gives the extra ones back
+ * (evicting as the policy says, a few pages a call) and writes stop taking
+ * new pages at once. Returns the budget in force (bytes). */
+uint64_t ccht_set_memory(ccht *t, uint64_t bytes);
+
 /* Free the table and everything in it. NULL is fine. */
 void ccht_destroy(ccht *t);
 
@@ -122,7 +129,9 @@ uint64_t ccht_db_size(ccht *t, uint8_t db);
  * volatile map marks (cudis_vmap.h), about max_work units of work (a
  * marked bucket, or 512 unmarked ones skipped), reporting each as
  * CUDIS_EV_EXPIRED to ev (NULL: no events). Returns how many were
- * reclaimed (counted in evict_expired). */
+ * reclaimed (counted in evict_expired). While the arena holds more pages
+ * than a lowered budget allows (ccht_set_memory), it also gives back a
+ * few of the coldest, their items evicted (reported as CUDIS_EV_EVICTED). */
 int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 /* The units of work of one whole pass of ccht_sweep (cudis_vmap_units). */
 uint64_t ccht_sweep_units(const ccht *t);

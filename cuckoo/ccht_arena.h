@@ -237,17 +237,23 @@ CUDIS_HD static inline uint32_t ccht_arena_class_for(const ccht_arena *a, uint64
  * The pool of free pages (pool.lock)
  * ---------------------------------------------------------------------- */
 
+/* Whether the pool may hand out another page (its limit). */
+CUDIS_HD static inline bool ccht_pool_room(const ccht_pool *pl)
+{
+    return cudis_load_relaxed_u32(&pl->pages_used) < cudis_load_relaxed_u32(&pl->limit);
+}
+
 /* Take the top free page (its class becomes CCHT_PG_MOVING: the caller's). */
 CUDIS_HD static inline uint32_t ccht_pool_take(const ccht_arena *a)
 {
     ccht_pool *pl = a->pool;
-    if (cudis_load_relaxed_u32(&pl->nfree) == 0) {
+    if (cudis_load_relaxed_u32(&pl->nfree) == 0 || !ccht_pool_room(pl)) {
         return CCHT_NONE32;
     }
     uint32_t p = CCHT_NONE32;
     ccht_spin_lock(&pl->lock);
     uint32_t n = cudis_load_relaxed_u32(&pl->nfree);
-    if (n > 0) {
+    if (n > 0 && ccht_pool_room(pl)) {
         p = cudis_load_relaxed_u32(&a->pool_stack[n - 1]);
         cudis_store_relaxed_u32(&pl->nfree, n - 1);
         cudis_store_relaxed_u32(&a->page_pos[p], CCHT_NONE32);
@@ -258,11 +264,12 @@ CUDIS_HD static inline uint32_t ccht_pool_take(const ccht_arena *a)
     return p;
 }
 
-/* With pool.lock held: take page p off the stack if it is free. */
+/* With pool.lock held: take page p off the stack if it is free (and the
+ * pool's limit allows another page in use). */
 CUDIS_HD static inline bool ccht_do_pool_remove(const ccht_arena *a, uint32_t p)
 {
     ccht_pool *pl = a->pool;
-    if (cudis_load_relaxed_u32(&a->page_class[p]) != CCHT_PG_FREE) {
+    if (cudis_load_relaxed_u32(&a->page_class[p]) != CCHT_PG_FREE || !ccht_pool_room(pl)) {
         return false;
     }
     uint32_t i = cudis_load_relaxed_u32(&a->page_pos[p]);
@@ -759,6 +766,9 @@ CUDIS_HD static inline bool ccht_claim_page(const ccht_table *T, uint32_t p, cch
     for (;;) {
         uint32_t c = cudis_load_acq_u32(&a->page_class[p]);
         if (c == CCHT_PG_FREE) {
+            if (!ccht_pool_room(a->pool)) {
+                return false; /* memory was lowered: no page more in use */
+            }
             ccht_spin_lock(&a->pool->lock);
             bool got = ccht_do_pool_remove(a, p);
             ccht_spin_unlock(&a->pool->lock);

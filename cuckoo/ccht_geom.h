@@ -289,6 +289,7 @@ static inline void ccht_geom_meta_init(const ccht_geom *g, uint8_t *meta, bool k
     }
     ccht_pool *pl = (ccht_pool *)(meta + g->m_pool);
     pl->nfree = g->n_pages;
+    pl->limit = g->n_pages;
     ccht_class *cls = (ccht_class *)(meta + g->m_cls);
     for (uint32_t c = 0; c < g->n_classes; c++) {
         cls[c].size = g->class_size[c];

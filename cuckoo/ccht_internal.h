@@ -18,6 +18,7 @@ struct ccht {
     ccht_options opt;
     uint8_t *mem;     /* the block (mmap) */
     uint64_t mem_bytes;
+    uint64_t budget; /* the memory budget in force (ccht_set_memory) */
     uint64_t sweep_cursor __attribute__((aligned(64)));
 };
 

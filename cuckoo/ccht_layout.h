@@ -191,7 +191,10 @@ typedef struct ccht_pool {
     uint32_t nfree;      /* pages on the stack */
     uint32_t pages_used; /* pages owned by classes, large items or moves */
     uint32_t hint;       /* where the next search for a free run starts */
-    uint32_t pad_[27];
+    uint32_t limit;      /* most pages in use (CONFIG SET maxmemory below the
+                          * creation budget lowers it; the sweep gives back
+                          * pages while pages_used is above it) */
+    uint32_t pad_[26];
 } ccht_pool;
 
 /* Table counters (uint64 each; gauges are signed deltas added as uint64). */

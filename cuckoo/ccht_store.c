@@ -25,6 +25,11 @@ static void *store_create(const engine_config *cfg, char *why, size_t why_len)
     return ccht_create(&o, why, why_len);
 }
 
+static uint64_t store_set_memory(void *s, uint64_t bytes)
+{
+    return ccht_set_memory(s, bytes);
+}
+
 static int store_set_policy(void *s, uint32_t policy, uint32_t lfu_log_factor,
                             uint32_t lfu_decay_time)
 {
@@ -102,6 +107,7 @@ const engine_store_ops ccht_store_ops = {
     .sweep = store_sweep,
     .sweep_units = store_sweep_units,
     .set_policy = store_set_policy,
+    .set_memory = store_set_memory,
     .stats = store_stats,
     .reset_stats = store_reset_stats,
     .info = store_info,

@@ -511,6 +511,20 @@ int engine_policy_code(const char *name, uint32_t *code)
     return -1;
 }
 
+int engine_set_memory(engine *e, uint64_t bytes, uint64_t *in_force)
+{
+    pthread_mutex_lock(&e->fo_lock); /* a failover's fresh store takes it too */
+    engine_backend *b = live_of(e);
+    int rc = CUDIS_E_UNSUPPORTED;
+    if (b->ops->set_memory != NULL) {
+        *in_force = b->ops->set_memory(b->store, bytes);
+        e->cfg.memory_bytes = *in_force;
+        rc = CUDIS_OK;
+    }
+    pthread_mutex_unlock(&e->fo_lock);
+    return rc;
+}
+
 int engine_set_policy(engine *e, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time)
 {
     pthread_mutex_lock(&e->fo_lock); /* a failover's fresh store takes it too */

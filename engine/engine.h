@@ -132,6 +132,11 @@ int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev);
  * (engine_store_ops.set_policy): CUDIS_E_UNSUPPORTED when the store does
  * not implement the policy. Also what a failover's fresh store gets. */
 int engine_set_policy(engine *e, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time);
+/* Change the memory budget at runtime (engine_store_ops.set_memory):
+ * CUDIS_OK with the budget in force in *in_force (at most what the store
+ * can grow to, at least what its index needs), CUDIS_E_UNSUPPORTED when
+ * the store's budget is fixed at creation. */
+int engine_set_memory(engine *e, uint64_t bytes, uint64_t *in_force);
 /* A policy by its Redis name ("allkeys-lru", "noeviction", "volatile-ttl"...):
  * 0 with *code, -1 for a name that is not one of enum cudis_policy. */
 int engine_policy_code(const char *name, uint32_t *code);

@@ -98,7 +98,7 @@ static void null_stats(void *store, cudis_stats *out)
 {
     null_store *s = store;
     memset(out, 0, sizeof(*out));
-    out->bytes_budget = s->budget;
+    out->bytes_budget = __atomic_load_n(&s->budget, __ATOMIC_RELAXED);
     out->misses = cudis_load_relaxed_u64(&s->misses);
 }
 
@@ -115,6 +115,13 @@ static int null_set_policy(void *store, uint32_t policy, uint32_t lfu_log_factor
     return CUDIS_OK; /* it never holds anything to evict */
 }
 
+static uint64_t null_set_memory(void *store, uint64_t bytes)
+{
+    null_store *s = store;
+    __atomic_store_n(&s->budget, bytes, __ATOMIC_RELAXED);
+    return bytes;
+}
+
 const engine_store_ops null_store_ops = {
     .name = "null",
     .description = "stores nothing, answers miss (measures the front end alone)",
@@ -128,6 +135,7 @@ const engine_store_ops null_store_ops = {
     .db_size = null_db_size,
     .sweep = NULL,
     .set_policy = null_set_policy,
+    .set_memory = null_set_memory,
     .stats = null_stats,
     .reset_stats = null_reset_stats,
     .info = NULL,

@@ -95,6 +95,12 @@ typedef struct engine_store_ops {
      * evicts by its own order only (any other policy is refused). */
     int (*set_policy)(void *store, uint32_t policy, uint32_t lfu_log_factor,
                       uint32_t lfu_decay_time);
+    /* Change the memory budget at runtime (lowering it evicts, as the
+     * policy lets, over the following sweeps or at once). Returns the
+     * budget in force: at most what the store can grow to (its creation
+     * budget for the CCHT), at least what its index needs. NULL: the
+     * budget is fixed at creation. */
+    uint64_t (*set_memory)(void *store, uint64_t bytes);
 
     void (*stats)(void *store, cudis_stats *out);
     void (*reset_stats)(void *store); /* zero hits/misses/evictions */

@@ -701,6 +701,21 @@ static bool apply_runtime(const config_option *o, char *err, size_t errlen)
     if (!strcmp(o->name, "maxclients")) {
         return server_fd_room(srv.cfg.maxclients, err, errlen);
     }
+    if (!strcmp(o->name, "maxmemory")) {
+        uint64_t in_force = 0;
+        int rc = engine_set_memory(srv.eng, (uint64_t)srv.cfg.maxmemory, &in_force);
+        if (rc != CUDIS_OK) {
+            log_msg(LL_NOTICE,
+                    "maxmemory %lld: the %s engine's budget is fixed until the next start",
+                    srv.cfg.maxmemory, engine_name(srv.eng));
+        } else if (in_force != (uint64_t)srv.cfg.maxmemory) {
+            /* above its block, or below what its index alone takes */
+            log_msg(LL_NOTICE,
+                    "maxmemory %lld: the %s engine holds %llu bytes until the next start",
+                    srv.cfg.maxmemory, engine_name(srv.eng), (unsigned long long)in_force);
+        }
+        return true;
+    }
     if (!strcmp(o->name, "maxmemory-policy") || !strcmp(o->name, "lfu-log-factor") ||
         !strcmp(o->name, "lfu-decay-time")) {
         uint32_t code;

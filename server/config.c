@@ -38,7 +38,7 @@ const config_option config_table[] = {
     {"tcp-keepalive", OPT_INT, "300", 0, INT_MAX, NULL, true, OFF(tcp_keepalive),
      "TCP keepalive interval in seconds for client sockets (0: off)."},
     {"maxmemory", OPT_MEM, "1gb", 1 * MB, LLONG_MAX, NULL, true, OFF(maxmemory),
-     "Memory budget of the engine (index, keys, values); the cache evicts to stay within it. A new value set at runtime applies when the server next starts (INFO engine_bytes_budget shows the budget in force)."},
+     "Memory budget of the engine (index, keys, values); the cache evicts to stay within it. At runtime the cpu engine shrinks to a lower value at once (evicting over the next seconds) and grows back up to the budget it started with; more, and the gpu engine's budget, apply when the server next starts (INFO engine_bytes_budget shows the budget in force)."},
     {"maxmemory-policy", OPT_ENUM, "allkeys-lru", 0, 0, "volatile-lru|volatile-lfu|volatile-random|volatile-ttl|allkeys-lru|allkeys-lfu|allkeys-random|noeviction", true, OFF(maxmemory_policy),
      "What a full store evicts to make room, as Redis's policies (expired keys always go first; noeviction: writes of new keys get -OOM, reads go on). The default is allkeys-lru (Redis: noeviction): cudis is a cache. The lru, fifo and lfu engines evict by their own exact order or, with noeviction, not at all."},
     {"lfu-log-factor", OPT_INT, "10", 0, INT_MAX, NULL, true, OFF(lfu_log_factor),

@@ -850,3 +850,47 @@ Test(ccht, lru_victim_right_after_more_than_2_32_ticks)
     }
     ccht_destroy(u);
 }
+
+/* A budget lowered at runtime (ccht_set_memory): the sweeps give pages
+ * back to the pool until the arena is within it, the table stays
+ * consistent throughout, and writes afterwards neither fail nor take the
+ * pages back; raised again, the pages are there to take. */
+Test(ccht, set_memory_shrinks_and_grows)
+{
+    ccht *u = mk(16 << 20, 0, 8, 64, 4096);
+    static uint8_t v[1000];
+    memset(v, 7, sizeof(v));
+    char k[32];
+    for (int i = 0; i < 30000; i++) {
+        int n = snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)n, v, sizeof(v), 0, 0), 1);
+    }
+    const ccht_pool *pl = ccht_table_of(u)->a.pool;
+    uint32_t full = pl->pages_used;
+    cr_assert_eq(ccht_set_memory(u, 8 << 20), 8u << 20);
+    uint32_t limit = pl->limit;
+    cr_assert_lt(limit, full);
+    for (int i = 0; i < 1000 && pl->pages_used > limit; i++) {
+        ccht_sweep(u, 0, 1024, NULL);
+    }
+    cr_assert_leq(pl->pages_used, limit);
+    ccht_audit au;
+    cr_assert_eq(ccht_audit_table(ccht_table_of(u), &au), 0, "audit after the shrink: %s",
+                 au.first_error);
+    for (int i = 30000; i < 40000; i++) {
+        int n = snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)n, v, sizeof(v), 0, 0), 1);
+    }
+    cr_assert_leq(pl->pages_used, limit);
+    cr_assert_eq(ccht_set_memory(u, 64 << 20), 16u << 20, "no more than the block");
+    for (int i = 40000; i < 60000; i++) {
+        int n = snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)n, v, sizeof(v), 0, 0), 1);
+    }
+    cr_assert_gt(pl->pages_used, limit);
+    cr_assert_eq(ccht_audit_table(ccht_table_of(u), &au), 0, "audit: %s", au.first_error);
+    uint64_t least = ccht_set_memory(u, 4096); /* the index and two pages */
+    cr_assert_gt(least, 4096);
+    cr_assert_eq(pl->limit, 2);
+    ccht_destroy(u);
+}

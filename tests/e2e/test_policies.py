@@ -12,6 +12,7 @@ redis-server first.
 """
 import os
 import sys
+import time
 import unittest
 
 import redis
@@ -150,6 +151,31 @@ class Policies(unittest.TestCase):
         self.assertEqual(self.r.object("freq", "f"), 12)
         self.assertEqual(self.r.config_get("lfu-log-factor"), {"lfu-log-factor": "0"})
         self.assertEqual(self.r.config_get("lfu-decay-time"), {"lfu-decay-time": "1"})
+
+    def test_maxmemory_at_runtime(self):
+        """CONFIG SET maxmemory lower evicts down to it; raised, the store
+        holds more again (issue 12, deliver 4)."""
+        self.start("allkeys-lru", maxmemory="64mb")
+        self.assertEqual(self.fill("a", 40000), 40000)
+        held = self.r.dbsize()
+        self.assertTrue(self.r.config_set("maxmemory", "16mb"))
+        self.assertEqual(self.r.config_get("maxmemory"), {"maxmemory": str(16 << 20)})
+        used = None
+        for _ in range(100):  # evicting takes a moment
+            self.r.set("tick", "x")
+            used = self.r.info("memory")["used_memory"]
+            if used <= 16 << 20:
+                break
+            time.sleep(0.05)
+        self.assertLessEqual(used, 16 << 20)
+        low = self.r.dbsize()
+        self.assertLess(low, held * 2 // 3)
+        self.assertGreater(self.r.info("stats")["evicted_keys"], 0)
+        self.assertEqual(self.fill("b", 20000), 20000)  # writes go on, within it
+        self.assertLessEqual(self.r.info("memory")["used_memory"], 17 << 20)
+        self.assertTrue(self.r.config_set("maxmemory", "64mb"))
+        self.assertEqual(self.fill("c", 40000), 40000)
+        self.assertGreater(self.r.dbsize(), low * 2)
 
 
 if __name__ == "__main__":

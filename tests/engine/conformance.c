@@ -1817,3 +1817,61 @@ ENGINE_TEST(policy_lfu_counter)
     cr_assert_eq(t_op(e, T_NOW + 600 * 60000, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0).r.num, 10);
     engine_destroy(e);
 }
+
+/* CONFIG SET maxmemory at runtime (issue 12, deliver 4): a lowered budget
+ * is in force at once (writes stay within it) and the sweeps evict down to
+ * it; raised again, the store holds more; the CCHT grows back up to its
+ * creation budget and no further (its block is that big), the baselines
+ * to anything; a budget that cannot hold the index is refused. */
+ENGINE_TEST(memory_budget_at_runtime)
+{
+    T_NEED_STORE(p);
+    engine_config cfg;
+    conf_default(&cfg); /* 16 MiB */
+    cfg.expected_item_bytes = 1024;
+    engine *e = open_cfg(p, &cfg);
+    uint64_t got = 0;
+    int rc = engine_set_memory(e, 16u << 20, &got);
+    if (rc == CUDIS_E_UNSUPPORTED) {
+        engine_destroy(e);
+        cr_skip_test("the %s engine's budget is fixed at creation", p->name);
+    }
+    cr_assert_eq(rc, CUDIS_OK);
+    pol_fill(e, "a", 0, 20000, 0, 1024); /* full: evicting */
+    cudis_stats s0 = stats_of(e);
+    cr_assert_gt(s0.evict_bucket + s0.evict_memory, 0);
+    cr_assert_eq(engine_set_memory(e, 8u << 20, &got), CUDIS_OK);
+    cr_assert_eq(got, 8u << 20);
+    cr_assert_eq(stats_of(e).bytes_budget, 8u << 20);
+    for (int i = 0; i < 200 && stats_of(e).bytes_used > (8u << 20); i++) {
+        engine_sweep(e, T_NOW, 4096, NULL);
+    }
+    cudis_stats s1 = stats_of(e);
+    cr_assert_leq(s1.bytes_used, 8u << 20, "%s: %llu bytes used under an 8 MiB budget", p->name,
+                  (unsigned long long)s1.bytes_used);
+    cr_assert_lt(s1.items, s0.items);
+    cr_assert_eq(pol_fill(e, "b", 0, 20000, 0, 1024), 20000); /* writes go on, within it */
+    for (int i = 0; i < 200 && stats_of(e).bytes_used > (8u << 20); i++) {
+        engine_sweep(e, T_NOW, 4096, NULL);
+    }
+    cudis_stats s2 = stats_of(e);
+    cr_assert_leq(s2.bytes_used, 8u << 20);
+    cr_assert_lt(s2.items, s0.items * 3 / 4, "%s: %llu items in half the budget, %llu in all",
+                 p->name, (unsigned long long)s2.items, (unsigned long long)s0.items);
+    /* back up: room for as many as before */
+    cr_assert_eq(engine_set_memory(e, 16u << 20, &got), CUDIS_OK);
+    pol_fill(e, "c", 0, 20000, 0, 1024);
+    cudis_stats s3 = stats_of(e);
+    cr_assert_geq(s3.items, s0.items * 9 / 10);
+    cr_assert_leq(s3.bytes_used, 16u << 20);
+    /* beyond the creation budget: the CCHT holds its block's worth */
+    cr_assert_eq(engine_set_memory(e, 32u << 20, &got), CUDIS_OK);
+    cr_assert(got == (32u << 20) || got == (16u << 20), "%s: %llu", p->name,
+              (unsigned long long)got);
+    /* below what the index needs: the least that still holds items */
+    cr_assert_eq(engine_set_memory(e, 1024, &got), CUDIS_OK);
+    cr_assert_gt(got, 1024);
+    cr_assert_eq(stats_of(e).bytes_budget, got);
+    cr_assert_eq(pol_fill(e, "d", 0, 100, 0, 16), 100);
+    engine_destroy(e);
+}

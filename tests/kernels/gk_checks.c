@@ -284,6 +284,11 @@ static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev
     return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work, ev);
 }
 
+static uint64_t sim_set_memory(void *c, uint64_t bytes)
+{
+    return ccht_set_memory(((sim_ctx *)c)->t, bytes);
+}
+
 static int sim_set_policy(void *c, uint32_t policy, uint32_t lfu_log_factor,
                           uint32_t lfu_decay_time)
 {
@@ -324,6 +329,7 @@ const engine_store_ops gk_hostsim_store_ops = {
     .sweep = sim_sweep,
     .sweep_units = sim_sweep_units,
     .set_policy = sim_set_policy,
+    .set_memory = sim_set_memory,
     .stats = sim_stats,
     .reset_stats = sim_reset_stats,
     .failure = sim_failure,
