@@ -72,7 +72,9 @@ enum cudis_op_code {
     CUDIS_OP_SET,      /* F_NX F_XX F_KEEPTTL F_GET; expire_ms (0 = none) */
     CUDIS_OP_DEL,      /* remove */
     CUDIS_OP_EXISTS,   /* presence; F_TOUCH also refreshes recency (TOUCH); res.num =
-                        * the access frequency under an LFU policy (OBJECT FREQ) */
+                        * the access frequency under an LFU policy (OBJECT FREQ);
+                        * F_STAMP: else the key's recency stamp when the store keeps
+                        * one (OBJECT IDLETIME); else 0 */
     CUDIS_OP_INCRBY,   /* arg = delta; missing key counts as 0; keeps expiry */
     CUDIS_OP_APPEND,   /* append value; creates the key; keeps expiry */
     CUDIS_OP_SETRANGE, /* arg = offset; overwrite from offset, zero-padding; keeps expiry */
@@ -112,6 +114,9 @@ enum cudis_policy {
 #define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
 #define CUDIS_F_BIT1 0x0400    /* SETBIT: the bit becomes 1 */
 #define CUDIS_F_NOTOUCH 0x0800 /* GET: leave the key's recency as it is (CLIENT NO-TOUCH) */
+#define CUDIS_F_STAMP                                                                              \
+    0x1000 /* EXISTS: res.num = the key's recency stamp (the low 32 bits                           \
+            * of engine_clock at its last access) */
 
 /* Numbered databases: an op names its key's database; keys of different
  * databases never meet (a store keeps (db, key) as the key). */

@@ -112,6 +112,11 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     return t;
 }
 
+uint64_t ccht_clock(const ccht *t)
+{
+    return __atomic_load_n(t->T.clock, __ATOMIC_RELAXED);
+}
+
 uint64_t ccht_set_memory(ccht *t, uint64_t bytes)
 {
     uint64_t fixed = t->g.index_bytes + t->g.meta_bytes;
@@ -212,14 +217,12 @@ size_t ccht_info(ccht *t, char *buf, size_t cap)
  * The batch loop
  * ---------------------------------------------------------------------- */
 
-int ccht_execute(ccht *t, cudis_batch *b)
+/* Move the logical clock by n ticks and clamp the buckets those ticks are
+ * due (ccht_bkt_clamp keeps every stamp within reach of the clock).
+ * Returns the clock before. */
+static uint64_t clock_advance(const ccht_table *T, uint64_t n)
 {
-    const ccht_table *T = &t->T;
-    ccht_tally ty;
-    ccht_tally_zero(&ty);
-    uint32_t n = b->n_ops;
     uint64_t base = __atomic_fetch_add(T->clock, n, __ATOMIC_RELAXED);
-    /* keep every stamp within reach of the clock (ccht_bkt_clamp) */
     uint64_t c_first, c_n;
     ccht_clamp_range(T->v.n_buckets, base, base + n, &c_first, &c_n);
     if (ccht_policy_lfu(ccht_policy_of(T))) {
@@ -228,6 +231,16 @@ int ccht_execute(ccht *t, cudis_batch *b)
     for (uint64_t k = 0; k < c_n; k++) {
         ccht_bkt_clamp(&T->v, (c_first + k) % T->v.n_buckets, (uint32_t)(base + n));
     }
+    return base;
+}
+
+int ccht_execute(ccht *t, cudis_batch *b)
+{
+    const ccht_table *T = &t->T;
+    ccht_tally ty;
+    ccht_tally_zero(&ty);
+    uint32_t n = b->n_ops;
+    uint64_t base = clock_advance(T, n);
     uint64_t seed = ccht_batch_seed(base, base + n);
     ccht_env x;
     memset(&x, 0, sizeof(x));
@@ -619,4 +632,9 @@ int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     release_pages(t, now_ms, &c.ty, ev);
     ccht_tally_flush(&t->T, &c.ty);
     return reclaimed;
+}
+
+void ccht_clock_tick(ccht *t)
+{
+    (void)clock_advance(&t->T, (uint64_t)t->T.stamp_slack + 1);
 }

@@ -64,6 +64,13 @@ int ccht_set_policy(ccht *t, uint32_t policy, uint32_t lfu_log_factor, uint32_t 
  * new pages at once. Returns the budget in force (bytes). */
 uint64_t ccht_set_memory(ccht *t, uint64_t bytes);
 
+/* The logical clock: ops run so far (recency stamps are its low bits). */
+uint64_t ccht_clock(const ccht *t);
+/* Time passing (the server calls it once a second): the clock moves past
+ * the stamp refresh's slack, so that a key read after a quiet spell gets a
+ * new stamp (OBJECT IDLETIME dates stamps); recency order is unchanged. */
+void ccht_clock_tick(ccht *t);
+
 /* Free the table and everything in it. NULL is fine. */
 void ccht_destroy(ccht *t);
 

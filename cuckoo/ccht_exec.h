@@ -277,10 +277,13 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
             res->val_off = at;
             res->val_len = need;
         }
-        if (x->op->code == CUDIS_OP_EXISTS && cur.found && ccht_policy_lfu(ccht_policy_of(T))) {
-            res->num =
-                ccht_lfu_count(cudis_load_relaxed_u32(ccht_bkt_stamp(v, loc.bucket, loc.way)),
-                               ccht_lfu_minutes(x->now_ms), ccht_lfu_decay_of(T));
+        if (x->op->code == CUDIS_OP_EXISTS && cur.found) { /* OBJECT FREQ / IDLETIME */
+            uint32_t st = cudis_load_relaxed_u32(ccht_bkt_stamp(v, loc.bucket, loc.way));
+            if (ccht_policy_lfu(ccht_policy_of(T))) {
+                res->num = ccht_lfu_count(st, ccht_lfu_minutes(x->now_ms), ccht_lfu_decay_of(T));
+            } else if (x->op->flags & CUDIS_F_STAMP) {
+                res->num = st;
+            }
         }
         if (plan.touch && cur.found) {
             ccht_touch_op(T, x, loc.bucket, loc.way, T->stamp_slack);

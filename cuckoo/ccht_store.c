@@ -25,6 +25,16 @@ static void *store_create(const engine_config *cfg, char *why, size_t why_len)
     return ccht_create(&o, why, why_len);
 }
 
+static uint64_t store_clock(void *s)
+{
+    return ccht_clock(s);
+}
+
+static void store_clock_tick(void *s)
+{
+    ccht_clock_tick(s);
+}
+
 static uint64_t store_set_memory(void *s, uint64_t bytes)
 {
     return ccht_set_memory(s, bytes);
@@ -108,6 +118,8 @@ const engine_store_ops ccht_store_ops = {
     .sweep_units = store_sweep_units,
     .set_policy = store_set_policy,
     .set_memory = store_set_memory,
+    .clock = store_clock,
+    .clock_tick = store_clock_tick,
     .stats = store_stats,
     .reset_stats = store_reset_stats,
     .info = store_info,

@@ -511,6 +511,20 @@ int engine_policy_code(const char *name, uint32_t *code)
     return -1;
 }
 
+uint64_t engine_clock(engine *e)
+{
+    engine_backend *b = cur_of(e);
+    return b->ops->clock != NULL ? b->ops->clock(b->store) : 0;
+}
+
+void engine_clock_tick(engine *e)
+{
+    engine_backend *b = cur_of(e);
+    if (b->ops->clock_tick != NULL) {
+        b->ops->clock_tick(b->store);
+    }
+}
+
 int engine_set_memory(engine *e, uint64_t bytes, uint64_t *in_force)
 {
     pthread_mutex_lock(&e->fo_lock); /* a failover's fresh store takes it too */

@@ -137,6 +137,11 @@ int engine_set_policy(engine *e, uint32_t policy, uint32_t lfu_log_factor, uint3
  * can grow to, at least what its index needs), CUDIS_E_UNSUPPORTED when
  * the store's budget is fixed at creation. */
 int engine_set_memory(engine *e, uint64_t bytes, uint64_t *in_force);
+/* The store's logical clock (engine_store_ops.clock); 0 when it keeps no
+ * recency stamps. */
+uint64_t engine_clock(engine *e);
+/* A second passed (engine_store_ops.clock_tick). */
+void engine_clock_tick(engine *e);
 /* A policy by its Redis name ("allkeys-lru", "noeviction", "volatile-ttl"...):
  * 0 with *code, -1 for a name that is not one of enum cudis_policy. */
 int engine_policy_code(const char *name, uint32_t *code);

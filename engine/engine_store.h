@@ -101,6 +101,13 @@ typedef struct engine_store_ops {
      * budget for the CCHT), at least what its index needs. NULL: the
      * budget is fixed at creation. */
     uint64_t (*set_memory)(void *store, uint64_t bytes);
+    /* The store's logical clock: ops run so far (a key's recency stamp,
+     * EXISTS's res.num, is its low 32 bits at the key's last access). NULL:
+     * the store keeps no stamps. */
+    uint64_t (*clock)(void *store);
+    /* A second passed: move the clock past the store's stamp-refresh slack
+     * (so a key read after a quiet spell is stamped anew). May be NULL. */
+    void (*clock_tick)(void *store);
 
     void (*stats)(void *store, cudis_stats *out);
     void (*reset_stats)(void *store); /* zero hits/misses/evictions */

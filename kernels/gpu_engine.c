@@ -529,7 +529,7 @@ static int order_begin(gpu_engine *g, cudaStream_t s, uint64_t n, gpu_launch *l)
     if (ccht_policy_lfu(ccht_policy_of(&g->t))) {
         l->clamp_n = 0; /* the stamps hold LFU counters */
     }
-    g->clock += n;
+    __atomic_store_n(&g->clock, g->clock + n, __ATOMIC_RELAXED); /* gpu_engine_clock reads it */
     return 0;
 }
 
@@ -1426,6 +1426,11 @@ uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db)
     (void)db_size_locked(g, db, &n);
     pthread_mutex_unlock(&g->ks_lock);
     return n;
+}
+
+uint64_t gpu_engine_clock(gpu_engine *g)
+{
+    return __atomic_load_n(&g->clock, __ATOMIC_RELAXED);
 }
 
 int gpu_engine_set_policy(gpu_engine *g, uint32_t policy, uint32_t lfu_log_factor,

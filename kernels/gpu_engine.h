@@ -183,6 +183,8 @@ uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db);
 /* gpu_engine_sweep reports what it reclaims to ev (NULL: no events). */
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 uint64_t gpu_engine_sweep_units(gpu_engine *g);
+/* The logical clock: ops launched so far (recency stamps are its low bits). */
+uint64_t gpu_engine_clock(gpu_engine *g);
 /* The eviction policy (enum cudis_policy) and LFU parameters of the
  * launches that follow. */
 int gpu_engine_set_policy(gpu_engine *g, uint32_t policy, uint32_t lfu_log_factor,

@@ -48,6 +48,11 @@ static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     return gpu_engine_sweep((gpu_engine *)s, now_ms, max_work, ev);
 }
 
+static uint64_t gs_clock(void *s)
+{
+    return gpu_engine_clock((gpu_engine *)s);
+}
+
 static int gs_set_policy(void *s, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time)
 {
     return gpu_engine_set_policy((gpu_engine *)s, policy, lfu_log_factor, lfu_decay_time);
@@ -102,6 +107,7 @@ const engine_store_ops gpu_store_ops = {
     .sweep = gs_sweep,
     .sweep_units = gs_sweep_units,
     .set_policy = gs_set_policy,
+    .clock = gs_clock,
     .stats = gs_stats,
     .reset_stats = gs_reset_stats,
     .info = gs_info,

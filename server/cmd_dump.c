@@ -392,7 +392,7 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
  * OBJECT
  * ---------------------------------------------------------------------- */
 
-enum { OBJ_ENCODING, OBJ_REFCOUNT, OBJ_IDLETIME };
+enum { OBJ_ENCODING, OBJ_REFCOUNT };
 
 static void rp_object(conn *c, pend *p, const cudis_batch *b)
 {
@@ -415,10 +415,6 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
     case OBJ_REFCOUNT:
         /* Redis shares the integers 0..9999 */
         resp_int(&c->out, is_int && x >= 0 && x < 10000 ? 2147483647 : 1);
-        break;
-    default:
-        conn_error(c, "ERR OBJECT IDLETIME is not available: the cudis engines keep no access "
-                      "time per key");
         break;
     }
 }
@@ -468,8 +464,33 @@ void cmd_object_freq(conn *c, int argc, char **argv, uint32_t *lens)
     batch_add_pend(b, c, rp_object_freq, i, 1);
 }
 
+/* Seconds since the key's last access, from its recency stamp. */
+static void rp_object_idletime(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (r->status != CUDIS_OK) {
+        reply_engine_error(c, r->status);
+    } else if (!(r->flags & CUDIS_R_FOUND)) {
+        resp_null(&c->out, c->proto);
+    } else if (strstr(server_policy_shown(), "lfu") != NULL) {
+        conn_error(c, "ERR An LFU maxmemory policy is selected, idle time not tracked. Please "
+                      "note that when switching between policies at runtime LRU and LFU data "
+                      "will take some time to adjust.");
+    } else if (engine_clock(srv.eng) == 0) {
+        conn_errorf(c,
+                    "ERR OBJECT IDLETIME is not available: the %s engine keeps no access time "
+                    "per key",
+                    engine_name(srv.eng));
+    } else {
+        resp_int(&c->out, observe_idle_seconds((uint32_t)r->num, cudis_now_ms()));
+    }
+}
+
 void cmd_object_idletime(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
-    object_generic(c, argv, lens, OBJ_IDLETIME);
+    batcher *b = &c->lp->b;
+    uint32_t i =
+        batch_add_op(b, CUDIS_OP_EXISTS, CUDIS_F_STAMP, argv[2], lens[2], NULL, 0, 0, 0, false);
+    batch_add_pend(b, c, rp_object_idletime, i, 1);
 }

@@ -188,6 +188,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         loop_flush(lp, SEAL_DEADLINE);
     }
     if (lp->idx == 0) {
+        observe_clock_sample(now);
         uint64_t ns = cudis_mono_ns();
         uint64_t total = 0;
         for (int i = 0; i < srv.nloops; i++) {

@@ -1,8 +1,9 @@
 /*
  * observe.c - watching the server as Redis is watched: the slow log
  * (SLOWLOG GET/LEN/RESET/HELP), the latency monitor (LATENCY LATEST,
- * HISTORY, RESET, DOCTOR, HISTOGRAM, HELP) and the per-command latency
- * percentiles of INFO latencystats.
+ * HISTORY, RESET, DOCTOR, HISTOGRAM, HELP), the per-command latency
+ * percentiles of INFO latencystats, and the engine clock's samples that
+ * date keys for OBJECT IDLETIME.
  *
  * A command's duration is what it cost the server: the handler's time for
  * a command that runs alone, and for a batched command its share of the
@@ -556,4 +557,60 @@ void observe_info_latencystats(sbuf *o)
         }
         sbuf_adds(o, "\r\n");
     }
+}
+
+/* ------------------------------------------------------------------------
+ * The engine clock against wall time (OBJECT IDLETIME)
+ * ---------------------------------------------------------------------- */
+
+#define CLOCK_SAMPLES 8192 /* one a second: ~2.3 hours */
+
+static struct {
+    pthread_mutex_t lock;
+    uint64_t clock[CLOCK_SAMPLES];
+    int64_t ms[CLOCK_SAMPLES];
+    uint32_t n, head; /* samples held; the next slot */
+    int64_t last_ms;
+} clk = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+void observe_clock_sample(int64_t now_ms)
+{
+    if (now_ms - clk.last_ms < 1000) {
+        return;
+    }
+    engine_clock_tick(srv.eng);
+    uint64_t c = engine_clock(srv.eng);
+    pthread_mutex_lock(&clk.lock);
+    clk.last_ms = now_ms;
+    clk.clock[clk.head] = c;
+    clk.ms[clk.head] = now_ms;
+    clk.head = (clk.head + 1) % CLOCK_SAMPLES;
+    if (clk.n < CLOCK_SAMPLES) {
+        clk.n++;
+    }
+    pthread_mutex_unlock(&clk.lock);
+}
+
+long long observe_idle_seconds(uint32_t stamp, int64_t now_ms)
+{
+    uint64_t now = engine_clock(srv.eng);
+    uint64_t full = now - (uint32_t)((uint32_t)now - stamp); /* stamps are the clock's low bits */
+    int64_t at = now_ms;
+    pthread_mutex_lock(&clk.lock);
+    /* the first sample (oldest to newest) whose clock had reached the stamp */
+    uint32_t lo = 0, hi = clk.n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        uint32_t i = (clk.head + CLOCK_SAMPLES - clk.n + mid) % CLOCK_SAMPLES;
+        if (clk.clock[i] >= full) {
+            hi = mid;
+        } else {
+            lo = mid + 1;
+        }
+    }
+    if (lo < clk.n) { /* the access fell between the sample before and this one */
+        at = clk.ms[(clk.head + CLOCK_SAMPLES - clk.n + (lo > 0 ? lo - 1 : 0)) % CLOCK_SAMPLES];
+    }
+    pthread_mutex_unlock(&clk.lock);
+    return at < now_ms ? (now_ms - at) / 1000 : 0;
 }

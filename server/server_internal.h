@@ -431,6 +431,14 @@ void observe_call(conn *c, const command *cmd, int argc, char **argv, uint32_t *
 void observe_batched(conn *c, const command *cmd, const cudis_batch *b, uint32_t op0, uint32_t nops,
                      uint64_t usec);
 void observe_event(const char *event, uint64_t usec); /* e.g. "expire-cycle" */
+/* OBJECT IDLETIME: loop 0's cron samples the engine's logical clock once a
+ * second; a key's recency stamp (EXISTS's res.num) is then dated by the
+ * sample before the first one the clock reached it at (Redis's LRU clock
+ * has the same one-second grain). Seconds since then (0 when after the
+ * last sample; a key older than the samples kept, ~2.3 hours, gets the
+ * oldest one's age: a lower bound). */
+void observe_clock_sample(int64_t now_ms);
+long long observe_idle_seconds(uint32_t stamp, int64_t now_ms);
 void observe_info_latencystats(sbuf *o);
 
 /* watch.c: WATCHed keys of every loop */

@@ -102,6 +102,18 @@ class Dump(unittest.TestCase):
                 cli.object("freq", "i")
             self.assertTrue(str(e.exception).startswith("An LFU maxmemory policy is not selected"))
 
+    def test_object_idletime(self):
+        for cli in (self.r, self.ref_r):
+            cli.set("old", "v")
+            cli.set("new", "v")
+        time.sleep(2.2)
+        for cli in (self.r, self.ref_r):
+            self.assertIn(cli.object("idletime", "old"), (2, 3))
+            self.assertIn(cli.object("idletime", "old"), (2, 3), "OBJECT is not an access")
+            cli.get("new")
+            self.assertEqual(cli.object("idletime", "new"), 0)
+            self.assertIsNone(cli.object("idletime", "nosuch"))
+
 
 if __name__ == "__main__":
     e2e_server.main(sys.modules[__name__])

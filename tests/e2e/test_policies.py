@@ -149,6 +149,9 @@ class Policies(unittest.TestCase):
         self.assertEqual(self.r.object("freq", "f"), 12)  # OBJECT is not an access
         self.assertEqual(self.r.object("encoding", "f"), b"embstr")
         self.assertEqual(self.r.object("freq", "f"), 12)
+        with self.assertRaises(redis.exceptions.ResponseError) as cm:
+            self.r.object("idletime", "f")
+        self.assertTrue(str(cm.exception).startswith("An LFU maxmemory policy is selected"))
         self.assertEqual(self.r.config_get("lfu-log-factor"), {"lfu-log-factor": "0"})
         self.assertEqual(self.r.config_get("lfu-decay-time"), {"lfu-decay-time": "1"})
 

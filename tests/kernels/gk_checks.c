@@ -284,6 +284,11 @@ static int sim_sweep(void *c, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev
     return ccht_sweep(((sim_ctx *)c)->t, now_ms, max_work, ev);
 }
 
+static uint64_t sim_clock(void *c)
+{
+    return ccht_clock(((sim_ctx *)c)->t);
+}
+
 static uint64_t sim_set_memory(void *c, uint64_t bytes)
 {
     return ccht_set_memory(((sim_ctx *)c)->t, bytes);
@@ -330,6 +335,7 @@ const engine_store_ops gk_hostsim_store_ops = {
     .sweep_units = sim_sweep_units,
     .set_policy = sim_set_policy,
     .set_memory = sim_set_memory,
+    .clock = sim_clock,
     .stats = sim_stats,
     .reset_stats = sim_reset_stats,
     .failure = sim_failure,
