@@ -542,3 +542,44 @@ Test(strings, pipeline_errors_in_order)
     }
     redisFree(c);
 }
+
+/* Regression, found by bench/soak (engine-pipeline yes): a command whose key
+ * conflicts with the open batch seals it, which first answers the batch in
+ * flight into the client's output; when the command then failed its
+ * arguments at once (SET k v EX 0), the dispatcher took everything written
+ * since the command began, those earlier replies included, and queued it
+ * behind the batch it had just sealed: SET's OK came after INCR's error. */
+Test(strings, pipeline_conflict_then_argument_error_in_order)
+{
+    redisContext *c = e2e_connect();
+    const int rounds = 500;
+    for (int i = 0; i < rounds; i++) {
+        redisAppendCommand(c, "SET ce:%d notanumber", i);
+        redisAppendCommand(c, "INCR ce:%d", i);
+        redisAppendCommand(c, "SET ce:%d x EX 0", i);
+        redisAppendCommand(c, "GET ce:%d", i);
+    }
+    for (int i = 0; i < rounds; i++) {
+        for (int k = 0; k < 4; k++) {
+            redisReply *r = NULL;
+            cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "round %d reply %d: %s", i, k,
+                      c->errstr);
+            bool ok = false;
+            switch (k) {
+            case 0: ok = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0; break;
+            case 1:
+                ok = r->type == REDIS_REPLY_ERROR &&
+                     strcmp(r->str, "ERR value is not an integer or out of range") == 0;
+                break;
+            case 2:
+                ok = r->type == REDIS_REPLY_ERROR &&
+                     strcmp(r->str, "ERR invalid expire time in 'set' command") == 0;
+                break;
+            default: ok = r->type == REDIS_REPLY_STRING && strcmp(r->str, "notanumber") == 0; break;
+            }
+            cr_assert(ok, "round %d reply %d out of order or wrong: %s", i, k, e2e_reply_str(r));
+            freeReplyObject(r);
+        }
+    }
+    redisFree(c);
+}
