@@ -71,7 +71,7 @@ fi
 
 name=soak-$STAMP
 [[ $CI == 1 ]] && name+=-ci
-rev=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
+rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 vs=""
 [[ $WITH_REDIS == 1 ]] && vs=" vs redis-server"
 echo "soak: ${DURATION} s, samples every ${INTERVAL} s, $WORKERS workers per server, maxmemory $MAXMEMORY"

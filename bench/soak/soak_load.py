@@ -720,7 +720,7 @@ class Config(Proc):
     """A CONFIG SET every ctx.config_every seconds, read back with CONFIG GET;
     FLUSHDB at most every ctx.flush_every seconds."""
 
-    POLICIES = ["allkeys-lru", "allkeys-random", "volatile-lru", "noeviction"]
+    POLICIES = ["allkeys-lru", "allkeys-random", "allkeys-lfu", "volatile-lru", "noeviction"]
     HZ = ["1", "10", "50", "100"]
     # Never reached by this workload (the largest reply, an MGET of ten
     # 16 KB values, is far below), so no client should be cut off.
