@@ -317,10 +317,12 @@ class Worker(Proc):
 
     # -- shared keys (many writers: values are checked for their form)
 
-    def op_get(self):
-        key = self.shared_key()
+    def get_checked(self, key, cmd="GET"):
         (v,) = self.call([("GET", key)])
-        self.check_value(key, v)
+        self.check_value(key, v, cmd)
+
+    def op_get(self):
+        self.get_checked(self.shared_key())
 
     def op_set(self):
         key = self.shared_key()
@@ -389,9 +391,7 @@ class Worker(Proc):
         self.check_ok(r, "SET %s" % ttl[0])
 
     def op_get_ttl(self):
-        key = self.ttl_key()
-        (v,) = self.call([("GET", key)])
-        self.check_value(key, v)
+        self.get_checked(self.ttl_key())
 
     def op_misc(self):
         """One of the other string and key commands, on a shared key."""
@@ -601,9 +601,7 @@ class Worker(Proc):
         self.check_ok(r, "SET big")
 
     def op_big_get(self):
-        key = b"soak:big:%d" % self.rng.randrange(256)
-        (v,) = self.call([("GET", key)])
-        self.check_value(key, v, "GET big")
+        self.get_checked(b"soak:big:%d" % self.rng.randrange(256), "GET big")
 
 
 # ------------------------------------------------------------------ subscriber

@@ -2,15 +2,14 @@
 by one, a key back from the dead, growing RSS and a histogram percentile must
 each be caught, and their harmless look-alikes must not. Needs no server
 (ctest soak_units; run: /usr/bin/python3 bench/soak/test_soak.py)."""
+import importlib.util
 import os
 import queue
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-try:
-    import redis  # noqa: F401
-except ImportError:
+if importlib.util.find_spec("redis") is None:
     print("skipped: no redis module (Debian: python3-redis)")
     sys.exit(77)
 import soak  # noqa: E402
