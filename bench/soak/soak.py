@@ -330,6 +330,7 @@ def summarize(servers, args, elapsed):
         results[s.name] = res
 
     names = [s.name for s in servers]
+    lines.append(args.title)
     lines.append("summary: %.0f s, %d workers + subscriber + churn (%g/s) + config per server" % (
         elapsed, args.workers, args.churn))
     rows = [

@@ -14,7 +14,8 @@
 #
 # Environment: DURATION, INTERVAL, WORKERS, CHURN, KEYS, MAXMEMORY, SEED,
 # CONFIG_EVERY, FLUSH_EVERY, OUT, CUDIS, REDIS (a path, or 1 / 0 for --redis),
-# SERVER_CPU, LOAD_CPU, CUDIS_ARGS (more cudis-server options); arguments after
+# SERVER_CPU, LOAD_CPU, CUDIS_ARGS (more cudis-server options), TAG (added to
+# the output files' names); arguments after
 # "--" go to soak.py (soak.py --help). Exit 77: skipped (no python3 redis module).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -71,6 +72,7 @@ fi
 
 name=soak-$STAMP
 [[ $CI == 1 ]] && name+=-ci
+[[ -n ${TAG:-} ]] && name+=-$TAG
 rev=$(git -C "$ROOT" describe --always --dirty 2>/dev/null || echo unknown)
 vs=""
 [[ $WITH_REDIS == 1 ]] && vs=" vs redis-server"
@@ -84,7 +86,7 @@ rc=0
 taskset -c "$LOAD_CPU" "$PY" "$HERE/soak.py" "${servers[@]}" --duration "$DURATION" \
   --interval "$INTERVAL" --workers "$WORKERS" --churn "$CHURN" --keys "$KEYS" --seed "$SEED" \
   --config-every "$CONFIG_EVERY" --flush-every "$FLUSH_EVERY" --csv "$OUT/$name.csv" \
-  --title "soak $STAMP: cudis $rev$vs, maxmemory $MAXMEMORY" \
+  --title "soak $STAMP: cudis $rev${CUDIS_ARGS:+ ($CUDIS_ARGS)}$vs, maxmemory $MAXMEMORY, ${DURATION} s" \
   "${PASS[@]}" || rc=$?
 
 # A clean stop is part of the pass line: SIGTERM, and exit status 0.
