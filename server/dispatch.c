@@ -262,6 +262,10 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
     if (cmd->flags & CMD_BATCH) {
         if (keys_conflict(&lp->b, cmd, argc, argv, lens)) {
             batch_flush(&lp->bf, srv.eng, SEAL_CONFLICT);
+            /* the flush may have answered c's earlier commands (the batch in
+             * flight): those replies are in order already, only what this
+             * command writes may have to wait */
+            before = c->out.len;
         }
         uint64_t pend_before = lp->b.seq;
         cmd->fn(c, argc, argv, lens);
@@ -278,6 +282,7 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
      * for the replies before them. The rest only answer, in order. */
     if (cmd->flags & (CMD_EXCL | CMD_DRAIN)) {
         batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
+        before = c->out.len; /* as above */
     }
     uint64_t t0 = cudis_mono_ns();
     bool lock = (cmd->flags & CMD_EXCL) && srv.nloops > 1 && !lp->exec_locked;

@@ -1,8 +1,9 @@
 # bench/server/lib.sh - what the side-by-side scripts here share (compare.sh,
-# multi.sh, pubsub.sh, script.sh): binaries, a scratch folder, starting the
-# two servers pinned to SERVER_CPU and stopping them on exit, a process's
-# CPU time, the median. Sourced, not run; the caller sets
-# `set -euo pipefail` first.
+# multi.sh, pubsub.sh, script.sh; also bench/soak/soak.sh): binaries, a
+# scratch folder, starting the two servers pinned to SERVER_CPU and stopping
+# them on exit, a process's CPU time, the median. Sourced, not run; the
+# caller sets `set -euo pipefail` first (and may set TMP_PREFIX, the scratch
+# folder's name in /tmp).
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${BUILD:-$ROOT/build}
 CUDIS=${CUDIS:-$BUILD/server/cudis-server}
@@ -13,7 +14,7 @@ LOAD_CPU=${LOAD_CPU:-1}
 OUT=${OUT:-$ROOT/bench/results/server}
 CLK_TCK=$(getconf CLK_TCK)
 STAMP=$(date -u +%Y%m%d-%H%M%S)
-TMP=$(mktemp -d /tmp/cudis-bench-server-XXXXXX)
+TMP=$(mktemp -d "/tmp/${TMP_PREFIX:-cudis-bench-server}-XXXXXX")
 mkdir -p "$OUT"
 
 need_bins() { # need_bins BIN...: exit unless each is an executable

@@ -483,6 +483,19 @@ Test(strings, pipeline_100k)
     redisFree(c);
 }
 
+/* Reply k of round i of a pipeline; fails the test when the connection broke. */
+static redisReply *pipeline_reply(redisContext *c, int i, int k)
+{
+    redisReply *r = NULL;
+    cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "round %d reply %d: %s", i, k, c->errstr);
+    return r;
+}
+
+static bool is_error(const redisReply *r, const char *want)
+{
+    return r->type == REDIS_REPLY_ERROR && strcmp(r->str, want) == 0;
+}
+
 /* Errors found before the engine runs (unknown command, wrong arity, a bad
  * argument, an unknown subcommand) between batched commands of a pipeline:
  * every reply in the order the commands came. */
@@ -503,30 +516,22 @@ Test(strings, pipeline_errors_in_order)
     for (int i = 0; i < rounds; i++) {
         char want[128];
         for (int k = 0; k < 8; k++) {
-            redisReply *r = NULL;
-            cr_assert(redisGetReply(c, (void **)&r) == REDIS_OK, "round %d reply %d: %s", i, k,
-                      c->errstr);
+            redisReply *r = pipeline_reply(c, i, k);
             bool ok = false;
             switch (k) {
             case 0: ok = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0; break;
             case 1:
                 snprintf(want, sizeof(want),
                          "ERR unknown command 'NOSUCHCMD', with args beginning with: '%d' ", i);
-                ok = r->type == REDIS_REPLY_ERROR && strcmp(r->str, want) == 0;
+                ok = is_error(r, want);
                 break;
             case 2:
                 snprintf(want, sizeof(want), "v%d", i);
                 ok = r->type == REDIS_REPLY_STRING && strcmp(r->str, want) == 0;
                 break;
-            case 3:
-                ok = r->type == REDIS_REPLY_ERROR &&
-                     strcmp(r->str, "ERR value is not an integer or out of range") == 0;
-                break;
+            case 3: ok = is_error(r, "ERR value is not an integer or out of range"); break;
             case 4: ok = r->type == REDIS_REPLY_INTEGER && r->integer == i + 1; break;
-            case 5:
-                ok = r->type == REDIS_REPLY_ERROR &&
-                     strcmp(r->str, "ERR wrong number of arguments for 'get' command") == 0;
-                break;
+            case 5: ok = is_error(r, "ERR wrong number of arguments for 'get' command"); break;
             case 6:
                 ok = r->type == REDIS_REPLY_ERROR &&
                      strncmp(r->str, "ERR unknown subcommand 'NOSUCHSUB'", 34) == 0;
@@ -535,6 +540,39 @@ Test(strings, pipeline_errors_in_order)
                 snprintf(want, sizeof(want), "p%d", i);
                 ok = r->type == REDIS_REPLY_STRING && strcmp(r->str, want) == 0;
                 break;
+            }
+            cr_assert(ok, "round %d reply %d out of order or wrong: %s", i, k, e2e_reply_str(r));
+            freeReplyObject(r);
+        }
+    }
+    redisFree(c);
+}
+
+/* Regression, found by bench/soak (engine-pipeline yes): a command whose key
+ * conflicts with the open batch seals it, which first answers the batch in
+ * flight into the client's output; when the command then failed its
+ * arguments at once (SET k v EX 0), the dispatcher took everything written
+ * since the command began, those earlier replies included, and queued it
+ * behind the batch it had just sealed: SET's OK came after INCR's error. */
+Test(strings, pipeline_conflict_then_argument_error_in_order)
+{
+    redisContext *c = e2e_connect();
+    const int rounds = 500;
+    for (int i = 0; i < rounds; i++) {
+        redisAppendCommand(c, "SET ce:%d notanumber", i);
+        redisAppendCommand(c, "INCR ce:%d", i);
+        redisAppendCommand(c, "SET ce:%d x EX 0", i);
+        redisAppendCommand(c, "GET ce:%d", i);
+    }
+    for (int i = 0; i < rounds; i++) {
+        for (int k = 0; k < 4; k++) {
+            redisReply *r = pipeline_reply(c, i, k);
+            bool ok = false;
+            switch (k) {
+            case 0: ok = r->type == REDIS_REPLY_STATUS && strcmp(r->str, "OK") == 0; break;
+            case 1: ok = is_error(r, "ERR value is not an integer or out of range"); break;
+            case 2: ok = is_error(r, "ERR invalid expire time in 'set' command"); break;
+            default: ok = r->type == REDIS_REPLY_STRING && strcmp(r->str, "notanumber") == 0; break;
             }
             cr_assert(ok, "round %d reply %d out of order or wrong: %s", i, k, e2e_reply_str(r));
             freeReplyObject(r);
