@@ -3,7 +3,8 @@
  * loopback port and a unix socket: plain commands and pipelines, binary rows,
  * chunked batches, wrong-length rows, TTL in both modes, AUTH, the pool from
  * several threads, and failures (stopped server, killed server mid-batch, a
- * server that answers half a batch, nothing listening).
+ * server that answers half a batch or with replies of the wrong shape,
+ * nothing listening).
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -475,11 +476,12 @@ Test(client, nothing_listening)
 
 /* A fake server that answers only the first MGET of a pipeline, then
  * closes: the client must report that chunk's rows as valid and the rest
- * as failed. */
+ * as failed. With `answer` set it writes those bytes instead. */
 struct fake {
     int lfd;
     int port;
     size_t rows;
+    const char *answer;
 };
 
 static void *fake_server(void *arg)
@@ -495,8 +497,11 @@ static void *fake_server(void *arg)
         return NULL;
     }
     char out[8192];
-    int len = snprintf(out, sizeof(out), "*%zu\r\n", f->rows);
-    for (size_t i = 0; i < f->rows; i++) {
+    int len = snprintf(out, sizeof(out), "%s", f->answer ? f->answer : "");
+    if (f->answer == NULL) {
+        len = snprintf(out, sizeof(out), "*%zu\r\n", f->rows);
+    }
+    for (size_t i = 0; f->answer == NULL && i < f->rows; i++) {
         len += (i % 2) ? snprintf(out + len, sizeof(out) - (size_t)len, "$-1\r\n")
                        : snprintf(out + len, sizeof(out) - (size_t)len, "$4\r\nrow%zu\r\n", i % 10);
     }
@@ -509,24 +514,30 @@ static void *fake_server(void *arg)
     return NULL;
 }
 
+/* Listen on a free loopback port, run fake_server on a thread, connect. */
+static cudis_conn *fake_start(struct fake *f, pthread_t *th)
+{
+    f->lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    cr_assert_eq(bind(f->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(listen(f->lfd, 4), 0);
+    getsockname(f->lfd, (struct sockaddr *)&a, &al);
+    f->port = ntohs(a.sin_port);
+    pthread_create(th, NULL, fake_server, f);
+    cudis_options o;
+    cudis_options_default(&o);
+    o.port = f->port;
+    cudis_conn *c = cudis_connect(&o, NULL, 0);
+    cr_assert_not_null(c);
+    return c;
+}
+
 Test(client, half_completed_batch)
 {
     struct fake f = {.rows = 8};
-    f.lfd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t al = sizeof(a);
-    cr_assert_eq(bind(f.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    cr_assert_eq(listen(f.lfd, 4), 0);
-    getsockname(f.lfd, (struct sockaddr *)&a, &al);
-    f.port = ntohs(a.sin_port);
     pthread_t th;
-    pthread_create(&th, NULL, fake_server, &f);
-
-    cudis_options o;
-    cudis_options_default(&o);
-    o.port = f.port;
-    cudis_conn *c = cudis_connect(&o, NULL, 0);
-    cr_assert_not_null(c);
+    cudis_conn *c = fake_start(&f, &th);
     cudis_table_options to;
     cudis_table_options_default(&to);
     to.chunk_rows = 8;
@@ -549,6 +560,68 @@ Test(client, half_completed_batch)
         cr_assert_eq(found[i], want, "row %d: %d", i, found[i]);
     }
     cr_assert(memcmp(rows, "row0", 4) == 0 && memcmp(rows + 8, "row2", 4) == 0);
+    cudis_table_destroy(t);
+    cudis_close(c);
+}
+
+/* Found by fuzz_reply (tests/fuzz/corpus/reply/vget_nested_bad_len): an
+ * MGET reply of the wrong shape (a nested array) whose other element had
+ * the wrong length counted that row in bad_len although the row ends up
+ * failed, so bad_len exceeded misses. */
+Test(client, malformed_reply_keeps_bad_len_within_misses)
+{
+    struct fake f = {.answer = "*2\r\n*1\r\n$2\r\nab\r\n$3\r\ncde\r\n"
+                               "*2\r\n$-1\r\n$2\r\nef\r\n"};
+    pthread_t th;
+    cudis_conn *c = fake_start(&f, &th);
+    cudis_table_options to;
+    cudis_table_options_default(&to);
+    to.chunk_rows = 2;
+    cudis_table *t = cudis_table_create("bad", 2, &to);
+    uint64_t ids[4] = {0, 1, 2, 3};
+    uint8_t rows[8], found[4];
+    cudis_vresult vr;
+    int rc = cudis_vget(c, t, 4, ids, rows, found, &vr);
+    pthread_join(th, NULL);
+    close(f.lfd);
+    cr_assert_eq(rc, CUDIS_E_PROTO, "rc %d %s", rc, cudis_conn_errstr(c));
+    cr_assert_eq(found[0], CUDIS_ROW_FAILED);
+    cr_assert_eq(found[1], CUDIS_ROW_FAILED);
+    cr_assert_eq(found[2], CUDIS_ROW_MISS);
+    cr_assert_eq(found[3], CUDIS_ROW_HIT);
+    cr_assert_eq(vr.answered, 2);
+    cr_assert_eq(vr.hits, 1);
+    cr_assert_eq(vr.misses, 1);
+    cr_assert_eq(vr.bad_len, 0, "bad_len %zu", vr.bad_len);
+    cr_assert_eq(vr.failed, 2);
+    cudis_table_destroy(t);
+    cudis_close(c);
+}
+
+/* A reply of the wrong shape that the connection cuts short (the server
+ * closed inside it) is as untrustworthy as a complete one: the row it
+ * already delivered is failed, not a hit. */
+Test(client, malformed_reply_cut_short_delivers_no_row)
+{
+    struct fake f = {.answer = "*2\r\n$2\r\nab\r\n*1\r\n"};
+    pthread_t th;
+    cudis_conn *c = fake_start(&f, &th);
+    cudis_table_options to;
+    cudis_table_options_default(&to);
+    to.chunk_rows = 2;
+    cudis_table *t = cudis_table_create("cut", 2, &to);
+    uint64_t ids[2] = {0, 1};
+    uint8_t rows[4], found[2];
+    cudis_vresult vr;
+    int rc = cudis_vget(c, t, 2, ids, rows, found, &vr);
+    pthread_join(th, NULL);
+    close(f.lfd);
+    cr_assert_eq(rc, CUDIS_E_IO, "rc %d %s", rc, cudis_conn_errstr(c));
+    cr_assert_eq(found[0], CUDIS_ROW_FAILED, "row 0: %d", found[0]);
+    cr_assert_eq(found[1], CUDIS_ROW_FAILED);
+    cr_assert_eq(vr.answered, 0);
+    cr_assert_eq(vr.hits, 0);
+    cr_assert_eq(vr.failed, 2);
     cudis_table_destroy(t);
     cudis_close(c);
 }
