@@ -170,6 +170,23 @@ Test(script, libraries)
     cr_assert_eq(r->len, 2);
     cr_assert(r->str[0] == 2 && r->str[1] == 1);
     freeReplyObject(r);
+    /* found by fuzz_dispatch (corpus struct_unpack_i0, struct_out_of_range):
+     * each was undefined behaviour (UBSan aborted the server) */
+    r = e2e_cmd(c, "EVAL %s 0", "return {struct.unpack('<i0b', 'ab')}");
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY, "%s", e2e_reply_str(r));
+    cr_assert_eq(r->elements, 3);
+    cr_assert(r->element[0]->integer == 0 && r->element[1]->integer == 97 &&
+              r->element[2]->integer == 2);
+    freeReplyObject(r);
+    r = e2e_cmd(c, "EVAL %s 0", "return struct.unpack('bc0', '\\255abc')");
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR, "%s", e2e_reply_str(r));
+    cr_assert_not_null(strstr(r->str, "data string too short"), "%s", r->str);
+    freeReplyObject(r);
+    CHECK_INT(c, 1, "EVAL %s 0",
+              "return struct.pack('<i8', 1e300) == '\\255\\255\\255\\255\\255\\255\\255\\255'");
+    CHECK_INT(c, 1, "EVAL %s 0",
+              "return struct.pack('<i8', -1e300) == '\\0\\0\\0\\0\\0\\0\\0\\128'");
+    CHECK_INT(c, 1, "EVAL %s 0", "return struct.pack('<i2', 0/0) == '\\0\\0'");
     CHECK_STR(c, "7.0.15", "EVAL %s 0", "return redis.REDIS_VERSION");
     CHECK_STR(c, "function", "EVAL %s 0", "return type(loadstring)");
     check_script_error(
