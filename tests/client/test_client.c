@@ -514,8 +514,10 @@ static void *fake_server(void *arg)
     return NULL;
 }
 
-/* Listen on a free loopback port, run fake_server on a thread, connect. */
-static cudis_conn *fake_start(struct fake *f, pthread_t *th)
+/* cudis_vget of rows 0..n-1 (row_bytes each, chunk_rows chunk) from a
+ * fake server listening on a free loopback port; returns the call's rc. */
+static int fake_vget(struct fake *f, size_t chunk, size_t row_bytes, size_t n, uint8_t *rows,
+                     uint8_t *found, cudis_vresult *vr)
 {
     f->lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
@@ -524,34 +526,37 @@ static cudis_conn *fake_start(struct fake *f, pthread_t *th)
     cr_assert_eq(listen(f->lfd, 4), 0);
     getsockname(f->lfd, (struct sockaddr *)&a, &al);
     f->port = ntohs(a.sin_port);
-    pthread_create(th, NULL, fake_server, f);
+    pthread_t th;
+    pthread_create(&th, NULL, fake_server, f);
     cudis_options o;
     cudis_options_default(&o);
     o.port = f->port;
     cudis_conn *c = cudis_connect(&o, NULL, 0);
     cr_assert_not_null(c);
-    return c;
+    cudis_table_options to;
+    cudis_table_options_default(&to);
+    to.chunk_rows = chunk;
+    cudis_table *t = cudis_table_create("fake", row_bytes, &to);
+    uint64_t ids[64];
+    cr_assert(n <= 64);
+    for (size_t i = 0; i < n; i++) {
+        ids[i] = (uint64_t)i;
+    }
+    int rc = cudis_vget(c, t, n, ids, rows, found, vr);
+    pthread_join(th, NULL);
+    close(f->lfd);
+    cudis_table_destroy(t);
+    cudis_close(c);
+    return rc;
 }
 
 Test(client, half_completed_batch)
 {
     struct fake f = {.rows = 8};
-    pthread_t th;
-    cudis_conn *c = fake_start(&f, &th);
-    cudis_table_options to;
-    cudis_table_options_default(&to);
-    to.chunk_rows = 8;
-    cudis_table *t = cudis_table_create("half", 4, &to);
-    uint64_t ids[20];
     uint8_t rows[80] = {0}, found[20];
-    for (int i = 0; i < 20; i++) {
-        ids[i] = (uint64_t)i;
-    }
     cudis_vresult vr;
-    int rc = cudis_vget(c, t, 20, ids, rows, found, &vr);
-    pthread_join(th, NULL);
-    close(f.lfd);
-    cr_assert_eq(rc, CUDIS_E_IO, "rc %d %s", rc, cudis_conn_errstr(c));
+    int rc = fake_vget(&f, 8, 4, 20, rows, found, &vr);
+    cr_assert_eq(rc, CUDIS_E_IO, "rc %d", rc);
     cr_assert_eq(vr.answered, 8);
     cr_assert_eq(vr.hits, 4);
     cr_assert_eq(vr.failed, 12);
@@ -560,8 +565,6 @@ Test(client, half_completed_batch)
         cr_assert_eq(found[i], want, "row %d: %d", i, found[i]);
     }
     cr_assert(memcmp(rows, "row0", 4) == 0 && memcmp(rows + 8, "row2", 4) == 0);
-    cudis_table_destroy(t);
-    cudis_close(c);
 }
 
 /* Found by fuzz_reply (tests/fuzz/corpus/reply/vget_nested_bad_len): an
@@ -572,19 +575,10 @@ Test(client, malformed_reply_keeps_bad_len_within_misses)
 {
     struct fake f = {.answer = "*2\r\n*1\r\n$2\r\nab\r\n$3\r\ncde\r\n"
                                "*2\r\n$-1\r\n$2\r\nef\r\n"};
-    pthread_t th;
-    cudis_conn *c = fake_start(&f, &th);
-    cudis_table_options to;
-    cudis_table_options_default(&to);
-    to.chunk_rows = 2;
-    cudis_table *t = cudis_table_create("bad", 2, &to);
-    uint64_t ids[4] = {0, 1, 2, 3};
     uint8_t rows[8], found[4];
     cudis_vresult vr;
-    int rc = cudis_vget(c, t, 4, ids, rows, found, &vr);
-    pthread_join(th, NULL);
-    close(f.lfd);
-    cr_assert_eq(rc, CUDIS_E_PROTO, "rc %d %s", rc, cudis_conn_errstr(c));
+    int rc = fake_vget(&f, 2, 2, 4, rows, found, &vr);
+    cr_assert_eq(rc, CUDIS_E_PROTO, "rc %d", rc);
     cr_assert_eq(found[0], CUDIS_ROW_FAILED);
     cr_assert_eq(found[1], CUDIS_ROW_FAILED);
     cr_assert_eq(found[2], CUDIS_ROW_MISS);
@@ -594,8 +588,6 @@ Test(client, malformed_reply_keeps_bad_len_within_misses)
     cr_assert_eq(vr.misses, 1);
     cr_assert_eq(vr.bad_len, 0, "bad_len %zu", vr.bad_len);
     cr_assert_eq(vr.failed, 2);
-    cudis_table_destroy(t);
-    cudis_close(c);
 }
 
 /* A reply of the wrong shape that the connection cuts short (the server
@@ -604,24 +596,13 @@ Test(client, malformed_reply_keeps_bad_len_within_misses)
 Test(client, malformed_reply_cut_short_delivers_no_row)
 {
     struct fake f = {.answer = "*2\r\n$2\r\nab\r\n*1\r\n"};
-    pthread_t th;
-    cudis_conn *c = fake_start(&f, &th);
-    cudis_table_options to;
-    cudis_table_options_default(&to);
-    to.chunk_rows = 2;
-    cudis_table *t = cudis_table_create("cut", 2, &to);
-    uint64_t ids[2] = {0, 1};
     uint8_t rows[4], found[2];
     cudis_vresult vr;
-    int rc = cudis_vget(c, t, 2, ids, rows, found, &vr);
-    pthread_join(th, NULL);
-    close(f.lfd);
-    cr_assert_eq(rc, CUDIS_E_IO, "rc %d %s", rc, cudis_conn_errstr(c));
+    int rc = fake_vget(&f, 2, 2, 2, rows, found, &vr);
+    cr_assert_eq(rc, CUDIS_E_IO, "rc %d", rc);
     cr_assert_eq(found[0], CUDIS_ROW_FAILED, "row 0: %d", found[0]);
     cr_assert_eq(found[1], CUDIS_ROW_FAILED);
     cr_assert_eq(vr.answered, 0);
     cr_assert_eq(vr.hits, 0);
     cr_assert_eq(vr.failed, 2);
-    cudis_table_destroy(t);
-    cudis_close(c);
 }
