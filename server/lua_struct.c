@@ -9,8 +9,9 @@
  * a signed / unsigned integer of n bytes (default 4); 'f' float; 'd'
  * double; 's' a zero-terminated string; 'cn' n chars ('c0': as many as the
  * number unpacked just before, or the whole string when packing); spaces
- * are ignored. Packing a number no 64-bit integer holds saturates (NaN
- * packs as 0); 'i0' packs nothing and unpacks 0.
+ * are ignored. A number no 64-bit integer holds packs as Redis packs it
+ * on x86-64 (NaN and below -2^63: 0x8000000000000000; 2^64 and up: 0);
+ * 'i0' packs nothing and unpacks 0.
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -99,14 +100,15 @@ static void putinteger(lua_State *L, luaL_Buffer *b, int arg, int little, int si
 {
     lua_Number n = luaL_checknumber(L, arg);
     uint64_t value;
-    /* a number no 64-bit integer holds (NaN, beyond +-2^63 / 2^64)
-     * saturates: casting it would be undefined */
-    if (n != n) {
-        value = 0;
+    /* a number no 64-bit integer holds gives what Redis's casts give on
+     * x86-64 (in C the cast is undefined): NaN and values below -2^63
+     * 0x8000000000000000, values from 2^64 up 0 */
+    if (n != n || n < -9223372036854775808.0) {
+        value = (uint64_t)1 << 63;
     } else if (n < 0) {
-        value = n < -9223372036854775808.0 ? (uint64_t)INT64_MIN : (uint64_t)(int64_t)n;
+        value = (uint64_t)(int64_t)n;
     } else {
-        value = n >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)n;
+        value = n >= 18446744073709551616.0 ? 0 : (uint64_t)n;
     }
     char buff[MAXINTSIZE];
     for (int i = 0; i < size; i++) {
