@@ -26,10 +26,11 @@
  *   library may have one anonymous callback and no assignment, so it cannot
  *   call itself), load/loadstring, string.rep/format/gsub/find/match,
  *   table.concat, '..' or the debug library.
- * Between runs the state a run may leave is reset: CONFIG SET options back
- * to the target's values, the database map (SWAPDB), and FLUSHALL, SCRIPT
- * FLUSH, FUNCTION FLUSH, SLOWLOG RESET, LATENCY RESET, CONFIG RESETSTAT sent
- * ahead of the next input on its connection when the last run needed them.
+ * Between runs the state a run may leave is reset: the database map
+ * (SWAPDB), and sent ahead of the next input on its connection, when the
+ * last run needs them, CONFIG SET of each option that differs from the
+ * target's value, FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH, SLOWLOG RESET,
+ * LATENCY RESET and CONFIG RESETSTAT.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -54,7 +55,6 @@ static const char FUZZ_CONF[] = "engine cpu\n"
                                 "loglevel nothing\n";
 
 static char **saved_cfg;        /* CONFIG GET text of every option after FUZZ_CONF */
-static bool dirty_cfg;          /* the last run had a CONFIG SET */
 static bool dirty_scripts;      /* the last run had a script or a function */
 static sbuf replies;            /* what the server wrote this run */
 static bool replies_cut;        /* past REPLIES_MAX: the rest was dropped */
@@ -138,7 +138,7 @@ static bool is(char **argv, uint32_t *lens, int argc, int i, const char *name)
     return i < argc && util_eq(argv[i], lens[i], name);
 }
 
-static bool allowed(int argc, char **argv, uint32_t *lens, bool *cfg, bool *scripts)
+static bool allowed(int argc, char **argv, uint32_t *lens, bool *scripts)
 {
     static const char *const scripting[] = {"eval",  "eval_ro",  "evalsha",  "evalsha_ro", "script",
                                             "fcall", "fcall_ro", "function", NULL};
@@ -154,7 +154,6 @@ static bool allowed(int argc, char **argv, uint32_t *lens, bool *cfg, bool *scri
         return false;
     }
     if (is(argv, lens, argc, 0, "config") && is(argv, lens, argc, 1, "set")) {
-        *cfg = true;
         for (int i = 2; i < argc; i += 2) {
             if (is(argv, lens, argc, i, "proto-max-bulk-len") ||
                 is(argv, lens, argc, i, "loglevel") || is(argv, lens, argc, i, "maxclients")) {
@@ -185,7 +184,7 @@ static bool allowed(int argc, char **argv, uint32_t *lens, bool *cfg, bool *scri
  * parse it (same parser, same limits), each allowed command's bytes kept
  * as they are (inline or multibulk), the unparsed rest (a partial command
  * or a protocol error, where the connection stops) kept too. */
-static void filter_input(const uint8_t *data, size_t size, sbuf *out, bool *cfg, bool *scripts)
+static void filter_input(const uint8_t *data, size_t size, sbuf *out, bool *scripts)
 {
     char *copy = xmalloc(size ? size : 1);
     memcpy(copy, data, size);
@@ -194,7 +193,7 @@ static void filter_input(const uint8_t *data, size_t size, sbuf *out, bool *cfg,
     p.max_bulk = srv.cfg.proto_max_bulk_len;
     size_t pos = 0, last = 0;
     while (resp_parse(&p, copy, size, &pos) == RESP_CMD) {
-        if (allowed(p.argc, p.argv, p.arg_len, cfg, scripts)) {
+        if (allowed(p.argc, p.argv, p.arg_len, scripts)) {
             sbuf_add(out, data + last, pos - last);
         }
         last = pos;
@@ -399,21 +398,38 @@ static void serve_round(loop *lp, int peer)
     }
 }
 
+/* A command as multibulk (binary-safe). */
+static void put_cmd(sbuf *b, int argc, const char *const *argv)
+{
+    sbuf_printf(b, "*%d\r\n", argc);
+    for (int i = 0; i < argc; i++) {
+        sbuf_printf(b, "$%zu\r\n%s\r\n", strlen(argv[i]), argv[i]);
+    }
+}
+
 static void reset_state(sbuf *prefix)
 {
-    if (dirty_cfg) {
-        for (size_t i = 0; i < config_table_len; i++) {
-            const config_option *o = &config_table[i];
-            sbuf v = {0};
-            config_get(&srv.cfg, o, &v);
-            sbuf_add(&v, "", 1);
-            char err[256];
-            if (strcmp(v.p, saved_cfg[i]) != 0 &&
-                config_set(&srv.cfg, o, saved_cfg[i], false, err, sizeof(err)) != 0) {
+    /* Options back to what they were after FUZZ_CONF: requirepass here,
+     * so the next connection starts authenticated; the others by CONFIG
+     * SET ahead of the input, so what setting them does beyond the field
+     * (the engine's budget and policy) is undone too. */
+    for (size_t i = 0; i < config_table_len; i++) {
+        const config_option *o = &config_table[i];
+        sbuf v = {0};
+        config_get(&srv.cfg, o, &v);
+        sbuf_add(&v, "", 1);
+        char err[256];
+        if (strcmp(v.p, saved_cfg[i]) == 0) {
+            /* unchanged */
+        } else if (strcmp(o->name, "requirepass") == 0) {
+            if (config_set(&srv.cfg, o, saved_cfg[i], false, err, sizeof(err)) != 0) {
                 fail(err);
             }
-            sbuf_free(&v);
+        } else {
+            const char *argv[4] = {"CONFIG", "SET", o->name, saved_cfg[i]};
+            put_cmd(prefix, 4, argv);
         }
+        sbuf_free(&v);
     }
     for (int i = 0; i < CUDIS_MAX_DBS; i++) {
         atomic_store(&srv.db_map[i], (uint8_t)i);
@@ -429,7 +445,7 @@ static void reset_state(sbuf *prefix)
         sbuf_adds(prefix, "SCRIPT FLUSH\r\nFUNCTION FLUSH\r\n");
     }
     sbuf_adds(prefix, "SLOWLOG RESET\r\nLATENCY RESET\r\nCONFIG RESETSTAT\r\n");
-    dirty_cfg = dirty_scripts = false;
+    dirty_scripts = false;
 }
 
 static uint64_t next_rand(uint64_t *s)
@@ -445,7 +461,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     loop *lp = &srv.loops[0];
     sbuf in = {0};
     reset_state(&in);
-    filter_input(data, size, &in, &dirty_cfg, &dirty_scripts);
+    filter_input(data, size, &in, &dirty_scripts);
 
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
