@@ -29,7 +29,8 @@
  * Between runs the state a run may leave is reset: the database map
  * (SWAPDB), and sent ahead of the next input on its connection, when the
  * last run needs them, CONFIG SET of each option that differs from the
- * target's value, FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH, SLOWLOG RESET
+ * target's value (requirepass is put back directly, so that connection
+ * starts authenticated), FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH, SLOWLOG RESET
  * and LATENCY RESET.
  */
 #include <errno.h>
