@@ -129,7 +129,8 @@ typedef struct vec_state {
     size_t cur;
     int cur_kind;
     size_t cur_base, cur_count;
-    bool cur_bad; /* the current reply had an unexpected shape */
+    bool cur_bad;       /* the current reply had an unexpected shape */
+    size_t cur_bad_len; /* bad_len counted in it (undone if it is malformed) */
     /* outcome */
     size_t hits, misses, bad_len, answered;
     int err; /* first error (CUDIS_E_SERVER / CUDIS_E_PROTO) */
@@ -139,6 +140,7 @@ static void vs_set_current(vec_state *s)
 {
     const size_t ch = s->chunk;
     s->cur_bad = false;
+    s->cur_bad_len = 0;
     if (!s->is_set) {
         s->cur_kind = VK_MGET;
         s->cur_base = s->cur * ch;
@@ -194,6 +196,7 @@ static void *vs_string(const redisReadTask *task, char *str, size_t len)
             s->found[i] = CUDIS_ROW_MISS;
             s->misses++;
             s->bad_len++;
+            s->cur_bad_len++;
         }
         return &vs_sentinel;
     }
@@ -266,31 +269,41 @@ redisReader *cudis_vec_reader_create(void)
     return redisReaderCreateWithFunctions(&vs_functions);
 }
 
+/* The current reply has the wrong shape: none of its rows is trustworthy. */
+static void vs_drop_current(vec_state *s)
+{
+    if (s->cur_base >= s->n) {
+        return;
+    }
+    if (!s->is_set) {
+        s->bad_len -= s->cur_bad_len;
+        for (size_t i = 0; i < s->cur_count; i++) {
+            size_t k = s->cur_base + i;
+            if (s->found[k] == CUDIS_ROW_HIT) {
+                s->hits--;
+            } else if (s->found[k] == CUDIS_ROW_MISS) {
+                s->misses--;
+            }
+            if (s->found[k] != CUDIS_ROW_FAILED) {
+                s->answered--;
+            }
+            s->found[k] = CUDIS_ROW_FAILED;
+        }
+    } else {
+        for (size_t i = 0; i < s->cur_count; i++) {
+            s->ok[s->cur_base + i] = 0;
+        }
+    }
+    s->cur_bad_len = 0;
+}
+
 static void vs_on_reply(void *arg, size_t idx, void *reply)
 {
     (void)reply;
     vec_state *s = arg;
     (void)idx;
     if (s->cur_bad) {
-        /* wrong shape: the rows of this command are not trustworthy */
-        if (!s->is_set) {
-            for (size_t i = 0; i < s->cur_count; i++) {
-                size_t k = s->cur_base + i;
-                if (s->found[k] == CUDIS_ROW_HIT) {
-                    s->hits--;
-                } else if (s->found[k] == CUDIS_ROW_MISS) {
-                    s->misses--;
-                }
-                if (s->found[k] != CUDIS_ROW_FAILED) {
-                    s->answered--;
-                }
-                s->found[k] = CUDIS_ROW_FAILED;
-            }
-        } else {
-            for (size_t i = 0; i < s->cur_count; i++) {
-                s->ok[s->cur_base + i] = 0;
-            }
-        }
+        vs_drop_current(s);
         vs_error(s, CUDIS_E_PROTO, "unexpected reply", "shape", 5);
     }
     s->cur++;
@@ -381,6 +394,9 @@ static int vec_run(cudis_conn *c, vec_state *s, size_t expect)
                     .on_reply = vs_on_reply,
                     .arg = s};
     rc = cudis_conn_xfer(c, &x);
+    if (rc != 0 && s->cur_bad) {
+        vs_drop_current(s); /* cut short, and already of the wrong shape */
+    }
     if (c->rd_vec) {
         c->rd_vec->privdata = NULL;
     }

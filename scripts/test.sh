@@ -4,7 +4,9 @@
 #      tests skip themselves without a device) - all tests;
 #   2. an ASan+UBSan build - all tests;
 #   3. a TSan build - the concurrency stress tests (label "stress");
-#   4. the fault-injection build (scripts/faults.sh).
+#   4. the fault-injection build (scripts/faults.sh);
+#   5. the fuzz targets (tests/fuzz: libFuzzer, clang, ASan+UBSan), each
+#      for FUZZ_SECONDS (default 60) from its checked-in corpus.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/deps.sh
@@ -28,3 +30,6 @@ echo "== stress tests under TSan =="
 
 echo "== fault injection (CUDIS_FAULTS, ASan+UBSan) =="
 scripts/faults.sh
+
+echo "== fuzz targets, ${FUZZ_SECONDS:-60}s each =="
+scripts/fuzz.sh "${FUZZ_SECONDS:-60}"

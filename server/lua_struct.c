@@ -9,7 +9,9 @@
  * a signed / unsigned integer of n bytes (default 4); 'f' float; 'd'
  * double; 's' a zero-terminated string; 'cn' n chars ('c0': as many as the
  * number unpacked just before, or the whole string when packing); spaces
- * are ignored.
+ * are ignored. A number no 64-bit integer holds packs as Redis packs it
+ * on x86-64 (NaN and below -2^63: 0x8000000000000000; 2^64 and up: 0);
+ * 'i0' packs nothing and unpacks 0.
  */
 #include <lauxlib.h>
 #include <lua.h>
@@ -98,10 +100,15 @@ static void putinteger(lua_State *L, luaL_Buffer *b, int arg, int little, int si
 {
     lua_Number n = luaL_checknumber(L, arg);
     uint64_t value;
-    if (n < 0) {
+    /* a number no 64-bit integer holds gives what Redis's casts give on
+     * x86-64 (in C the cast is undefined): NaN and values below -2^63
+     * 0x8000000000000000, values from 2^64 up 0 */
+    if (n != n || n < -9223372036854775808.0) {
+        value = (uint64_t)1 << 63;
+    } else if (n < 0) {
         value = (uint64_t)(int64_t)n;
     } else {
-        value = (uint64_t)n;
+        value = n >= 18446744073709551616.0 ? 0 : (uint64_t)n;
     }
     char buff[MAXINTSIZE];
     for (int i = 0; i < size; i++) {
@@ -195,7 +202,7 @@ static lua_Number getinteger(const char *buff, int little, int issigned, int siz
     if (!issigned) {
         return (lua_Number)l;
     }
-    if (size < 8) {
+    if (size > 0 && size < 8) { /* 'i0' reads no byte: 0 */
         uint64_t mask = (uint64_t)1 << (size * 8 - 1);
         l = (l ^ mask) - mask; /* sign extension */
     }
@@ -254,10 +261,13 @@ static int b_unpack(lua_State *L)
                 if (n == 0 || !lua_isnumber(L, -1)) {
                     luaL_error(L, "format 'c0' needs a previous size");
                 }
-                size = (size_t)lua_tonumber(L, -1);
+                /* checked before the cast: a negative or huge size is undefined as size_t */
+                lua_Number want = lua_tonumber(L, -1);
+                luaL_argcheck(L, want >= 0 && want <= (lua_Number)(ld - pos), 2,
+                              "data string too short");
+                size = (size_t)want;
                 lua_pop(L, 1);
                 n--;
-                luaL_argcheck(L, size <= ld && pos <= ld - size, 2, "data string too short");
             }
             lua_pushlstring(L, data + pos, size);
             n++;

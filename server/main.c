@@ -88,6 +88,53 @@ static void oom_handler(size_t size)
     log_msg(LL_WARNING, "Out Of Memory allocating %zu bytes!", size);
 }
 
+void server_state_setup(void)
+{
+    config_defaults(&srv.cfg);
+    srv.start_ms = cudis_now_ms();
+    srv.start_ns = cudis_mono_ns();
+    atomic_store(&srv.next_id, 1);
+    for (int i = 0; i < CUDIS_MAX_DBS; i++) {
+        atomic_store(&srv.db_map[i], (uint8_t)i);
+    }
+}
+
+int server_engine_setup(void)
+{
+    engine_config ec;
+    engine_config_default(&ec);
+    ec.memory_bytes = (uint64_t)srv.cfg.maxmemory;
+    ec.threads = (uint32_t)srv.cfg.engine_threads;
+    ec.ways = (uint32_t)srv.cfg.engine_ways;
+    ec.expected_item_bytes = (uint32_t)srv.cfg.engine_item_bytes;
+    ec.allow_empty_key = true;
+    ec.lfu_log_factor = (uint32_t)srv.cfg.lfu_log_factor;
+    ec.lfu_decay_time = (uint32_t)srv.cfg.lfu_decay_time;
+    char perr[256];
+    if (server_policy(srv.cfg.maxmemory_policy, srv.cfg.engine, &ec.policy, perr, sizeof(perr)) !=
+        0) {
+        log_msg(LL_WARNING, "maxmemory-policy %s: %s", srv.cfg.maxmemory_policy, perr);
+        return -1;
+    }
+    long long mv = srv.cfg.proto_max_bulk_len; /* the engine says when one cannot fit */
+    ec.max_val_len = (uint32_t)(mv > 0xfffffff0LL ? 0xfffffff0LL : mv);
+    snprintf(srv.engine_req, sizeof(srv.engine_req), "%s", srv.cfg.engine);
+    char why[512] = "";
+    srv.eng = engine_create(srv.cfg.engine, &ec, why, sizeof(why));
+    if (srv.eng == NULL) {
+        log_msg(LL_WARNING, "Could not create engine '%s': %s", srv.cfg.engine, why);
+        return -1;
+    }
+    snprintf(srv.engine_why, sizeof(srv.engine_why), "%s", why);
+    for (char *p = srv.engine_why; *p; p++) {
+        if (*p == '\r' || *p == '\n') {
+            *p = ' ';
+        }
+    }
+    log_msg(LL_NOTICE, "Engine %s (requested %s): %s", engine_name(srv.eng), srv.cfg.engine, why);
+    return 0;
+}
+
 int server_main(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++) {
@@ -105,13 +152,7 @@ int server_main(int argc, char **argv)
             return 0;
         }
     }
-    config_defaults(&srv.cfg);
-    srv.start_ms = cudis_now_ms();
-    srv.start_ns = cudis_mono_ns();
-    atomic_store(&srv.next_id, 1);
-    for (int i = 0; i < CUDIS_MAX_DBS; i++) {
-        atomic_store(&srv.db_map[i], (uint8_t)i);
-    }
+    server_state_setup();
     ssize_t n = readlink("/proc/self/exe", srv.executable, sizeof(srv.executable) - 1);
     if (n > 0) {
         srv.executable[n] = '\0';
@@ -132,37 +173,9 @@ int server_main(int argc, char **argv)
         return 1;
     }
     cmd_table_setup();
-    engine_config ec;
-    engine_config_default(&ec);
-    ec.memory_bytes = (uint64_t)srv.cfg.maxmemory;
-    ec.threads = (uint32_t)srv.cfg.engine_threads;
-    ec.ways = (uint32_t)srv.cfg.engine_ways;
-    ec.expected_item_bytes = (uint32_t)srv.cfg.engine_item_bytes;
-    ec.allow_empty_key = true;
-    ec.lfu_log_factor = (uint32_t)srv.cfg.lfu_log_factor;
-    ec.lfu_decay_time = (uint32_t)srv.cfg.lfu_decay_time;
-    char perr[256];
-    if (server_policy(srv.cfg.maxmemory_policy, srv.cfg.engine, &ec.policy, perr, sizeof(perr)) !=
-        0) {
-        log_msg(LL_WARNING, "maxmemory-policy %s: %s", srv.cfg.maxmemory_policy, perr);
+    if (server_engine_setup() != 0) {
         return 1;
     }
-    long long mv = srv.cfg.proto_max_bulk_len; /* the engine says when one cannot fit */
-    ec.max_val_len = (uint32_t)(mv > 0xfffffff0LL ? 0xfffffff0LL : mv);
-    snprintf(srv.engine_req, sizeof(srv.engine_req), "%s", srv.cfg.engine);
-    char why[512] = "";
-    srv.eng = engine_create(srv.cfg.engine, &ec, why, sizeof(why));
-    if (srv.eng == NULL) {
-        log_msg(LL_WARNING, "Could not create engine '%s': %s", srv.cfg.engine, why);
-        return 1;
-    }
-    snprintf(srv.engine_why, sizeof(srv.engine_why), "%s", why);
-    for (char *p = srv.engine_why; *p; p++) {
-        if (*p == '\r' || *p == '\n') {
-            *p = ' ';
-        }
-    }
-    log_msg(LL_NOTICE, "Engine %s (requested %s): %s", engine_name(srv.eng), srv.cfg.engine, why);
     int rc = server_start();
     script_shutdown();
     function_shutdown();

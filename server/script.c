@@ -22,6 +22,7 @@
 #include "script.h"
 
 #include <lauxlib.h>
+#include <limits.h>
 #include <lualib.h>
 #include <stdlib.h>
 #include <string.h>
@@ -262,6 +263,20 @@ static long table_size(lua_State *L)
     return n;
 }
 
+/* A Lua number as C's long long / int, as Redis's plain casts turn out on
+ * x86-64: the value truncated, and NaN or a value out of range (where the
+ * cast is undefined in C) the type's minimum, so "return 1/0" replies
+ * -9223372036854775808 as Redis does. */
+static long long number_ll(lua_Number v)
+{
+    return v > -9223372036854777856.0 && v < 9223372036854775808.0 ? (long long)v : LLONG_MIN;
+}
+
+static int number_int(lua_Number v)
+{
+    return v > (lua_Number)INT_MIN - 1 && v < (lua_Number)INT_MAX + 1 ? (int)v : INT_MIN;
+}
+
 static void lua_to_resp(lua_State *L, int idx, sbuf *o, int proto, int depth)
 {
     if (idx < 0) {
@@ -281,7 +296,7 @@ static void lua_to_resp(lua_State *L, int idx, sbuf *o, int proto, int depth)
             resp_null(o, proto);
         }
         return;
-    case LUA_TNUMBER: resp_int(o, (long long)lua_tonumber(L, idx)); return;
+    case LUA_TNUMBER: resp_int(o, number_ll(lua_tonumber(L, idx))); return;
     case LUA_TTABLE: break;
     default: resp_null(o, proto); return;
     }
@@ -476,7 +491,7 @@ static int l_log(lua_State *L)
     if (!lua_isnumber(L, 1)) {
         return luaL_error(L, "First argument must be a number (log level).");
     }
-    int level = (int)lua_tonumber(L, 1);
+    int level = number_int(lua_tonumber(L, 1));
     if (level < LL_DEBUG || level > LL_WARNING) {
         return luaL_error(L, "Invalid debug level.");
     }
@@ -502,7 +517,7 @@ static int l_setresp(lua_State *L)
     if (lua_gettop(L) != 1) {
         return luaL_error(L, "redis.setresp() requires one argument.");
     }
-    int v = (int)lua_tonumber(L, 1);
+    int v = number_int(lua_tonumber(L, 1));
     if (v != 2 && v != 3) {
         return luaL_error(L, "RESP version must be 2 or 3.");
     }

@@ -257,7 +257,7 @@ const char *server_policy_shown(void)
     return p;
 }
 
-int server_start(void)
+void server_loops_setup(void)
 {
     if (srv.cfg.io_threads > 1) {
         evthread_use_pthreads();
@@ -268,6 +268,20 @@ int server_start(void)
     for (int i = 0; i < srv.nloops; i++) {
         loop_setup(&srv.loops[i], i);
     }
+}
+
+void server_loops_teardown(void)
+{
+    for (int i = 0; i < srv.nloops; i++) {
+        loop_teardown(&srv.loops[i]);
+    }
+    free(srv.loops);
+    srv.loops = NULL;
+}
+
+int server_start(void)
+{
+    server_loops_setup();
     shutdown_ev = event_new(srv.loops[0].base, -1, 0, shutdown_cb, NULL);
     event_priority_set(shutdown_ev, 1);
     srv.sig_ev[0] = evsignal_new(srv.loops[0].base, SIGTERM, sig_cb, NULL);
@@ -304,11 +318,7 @@ int server_start(void)
     if (pid_written) {
         unlink(srv.cfg.pidfile);
     }
-    for (int i = 0; i < srv.nloops; i++) {
-        loop_teardown(&srv.loops[i]);
-    }
-    free(srv.loops);
-    srv.loops = NULL;
+    server_loops_teardown();
     log_msg(LL_WARNING, "cudis is now ready to exit, bye bye...");
     return 0;
 }

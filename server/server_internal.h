@@ -218,8 +218,21 @@ static inline uint8_t db_phys(int db)
     return atomic_load_explicit(&srv.db_map[db], memory_order_relaxed);
 }
 
+/* main.c: what server_main starts from before reading any option (the
+ * defaults, the clocks, client ids from 1, the identity database map), and
+ * the engine srv.cfg asks for in srv.eng (0, or -1 logged). With
+ * server_loops_setup and cmd_table_setup they make a server that serves
+ * connections handed to it (loop_hand_fd) without listening: the fuzz
+ * target tests/fuzz/fuzz_dispatch.c runs one so. */
+void server_state_setup(void);
+int server_engine_setup(void);
+
 /* server.c */
 int server_start(void);          /* listeners + loops; blocks until shutdown; returns exit code */
+/* The srv.cfg.io_threads loops (loop_setup each) and the engine lock;
+ * server_loops_teardown frees them once every loop has run loop_final. */
+void server_loops_setup(void);
+void server_loops_teardown(void);
 void server_request_shutdown(void);
 /* At start: raise the NOFILE limit for maxclients, or lower maxclients to
  * what it admits (logged as Redis does); -1 when not even one fits. */

@@ -3,7 +3,8 @@
  * loopback port and a unix socket: plain commands and pipelines, binary rows,
  * chunked batches, wrong-length rows, TTL in both modes, AUTH, the pool from
  * several threads, and failures (stopped server, killed server mid-batch, a
- * server that answers half a batch, nothing listening).
+ * server that answers half a batch or with replies of the wrong shape,
+ * nothing listening).
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -475,11 +476,12 @@ Test(client, nothing_listening)
 
 /* A fake server that answers only the first MGET of a pipeline, then
  * closes: the client must report that chunk's rows as valid and the rest
- * as failed. */
+ * as failed. With `answer` set it writes those bytes instead. */
 struct fake {
     int lfd;
     int port;
     size_t rows;
+    const char *answer;
 };
 
 static void *fake_server(void *arg)
@@ -495,8 +497,11 @@ static void *fake_server(void *arg)
         return NULL;
     }
     char out[8192];
-    int len = snprintf(out, sizeof(out), "*%zu\r\n", f->rows);
-    for (size_t i = 0; i < f->rows; i++) {
+    int len = snprintf(out, sizeof(out), "%s", f->answer ? f->answer : "");
+    if (f->answer == NULL) {
+        len = snprintf(out, sizeof(out), "*%zu\r\n", f->rows);
+    }
+    for (size_t i = 0; f->answer == NULL && i < f->rows; i++) {
         len += (i % 2) ? snprintf(out + len, sizeof(out) - (size_t)len, "$-1\r\n")
                        : snprintf(out + len, sizeof(out) - (size_t)len, "$4\r\nrow%zu\r\n", i % 10);
     }
@@ -509,38 +514,49 @@ static void *fake_server(void *arg)
     return NULL;
 }
 
-Test(client, half_completed_batch)
+/* cudis_vget of rows 0..n-1 (row_bytes each, chunk_rows chunk) from a
+ * fake server listening on a free loopback port; returns the call's rc. */
+static int fake_vget(struct fake *f, size_t chunk, size_t row_bytes, size_t n, uint8_t *rows,
+                     uint8_t *found, cudis_vresult *vr)
 {
-    struct fake f = {.rows = 8};
-    f.lfd = socket(AF_INET, SOCK_STREAM, 0);
+    f->lfd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t al = sizeof(a);
-    cr_assert_eq(bind(f.lfd, (struct sockaddr *)&a, sizeof(a)), 0);
-    cr_assert_eq(listen(f.lfd, 4), 0);
-    getsockname(f.lfd, (struct sockaddr *)&a, &al);
-    f.port = ntohs(a.sin_port);
+    cr_assert_eq(bind(f->lfd, (struct sockaddr *)&a, sizeof(a)), 0);
+    cr_assert_eq(listen(f->lfd, 4), 0);
+    getsockname(f->lfd, (struct sockaddr *)&a, &al);
+    f->port = ntohs(a.sin_port);
     pthread_t th;
-    pthread_create(&th, NULL, fake_server, &f);
-
+    pthread_create(&th, NULL, fake_server, f);
     cudis_options o;
     cudis_options_default(&o);
-    o.port = f.port;
+    o.port = f->port;
     cudis_conn *c = cudis_connect(&o, NULL, 0);
     cr_assert_not_null(c);
     cudis_table_options to;
     cudis_table_options_default(&to);
-    to.chunk_rows = 8;
-    cudis_table *t = cudis_table_create("half", 4, &to);
-    uint64_t ids[20];
-    uint8_t rows[80] = {0}, found[20];
-    for (int i = 0; i < 20; i++) {
+    to.chunk_rows = chunk;
+    cudis_table *t = cudis_table_create("fake", row_bytes, &to);
+    uint64_t ids[64];
+    cr_assert(n <= 64);
+    for (size_t i = 0; i < n; i++) {
         ids[i] = (uint64_t)i;
     }
-    cudis_vresult vr;
-    int rc = cudis_vget(c, t, 20, ids, rows, found, &vr);
+    int rc = cudis_vget(c, t, n, ids, rows, found, vr);
     pthread_join(th, NULL);
-    close(f.lfd);
-    cr_assert_eq(rc, CUDIS_E_IO, "rc %d %s", rc, cudis_conn_errstr(c));
+    close(f->lfd);
+    cudis_table_destroy(t);
+    cudis_close(c);
+    return rc;
+}
+
+Test(client, half_completed_batch)
+{
+    struct fake f = {.rows = 8};
+    uint8_t rows[80] = {0}, found[20];
+    cudis_vresult vr;
+    int rc = fake_vget(&f, 8, 4, 20, rows, found, &vr);
+    cr_assert_eq(rc, CUDIS_E_IO, "rc %d", rc);
     cr_assert_eq(vr.answered, 8);
     cr_assert_eq(vr.hits, 4);
     cr_assert_eq(vr.failed, 12);
@@ -549,6 +565,44 @@ Test(client, half_completed_batch)
         cr_assert_eq(found[i], want, "row %d: %d", i, found[i]);
     }
     cr_assert(memcmp(rows, "row0", 4) == 0 && memcmp(rows + 8, "row2", 4) == 0);
-    cudis_table_destroy(t);
-    cudis_close(c);
+}
+
+/* Found by fuzz_reply (tests/fuzz/corpus/reply/vget_nested_bad_len): an
+ * MGET reply of the wrong shape (a nested array) whose other element had
+ * the wrong length counted that row in bad_len although the row ends up
+ * failed, so bad_len exceeded misses. */
+Test(client, malformed_reply_keeps_bad_len_within_misses)
+{
+    struct fake f = {.answer = "*2\r\n*1\r\n$2\r\nab\r\n$3\r\ncde\r\n"
+                               "*2\r\n$-1\r\n$2\r\nef\r\n"};
+    uint8_t rows[8], found[4];
+    cudis_vresult vr;
+    int rc = fake_vget(&f, 2, 2, 4, rows, found, &vr);
+    cr_assert_eq(rc, CUDIS_E_PROTO, "rc %d", rc);
+    cr_assert_eq(found[0], CUDIS_ROW_FAILED);
+    cr_assert_eq(found[1], CUDIS_ROW_FAILED);
+    cr_assert_eq(found[2], CUDIS_ROW_MISS);
+    cr_assert_eq(found[3], CUDIS_ROW_HIT);
+    cr_assert_eq(vr.answered, 2);
+    cr_assert_eq(vr.hits, 1);
+    cr_assert_eq(vr.misses, 1);
+    cr_assert_eq(vr.bad_len, 0, "bad_len %zu", vr.bad_len);
+    cr_assert_eq(vr.failed, 2);
+}
+
+/* A reply of the wrong shape that the connection cuts short (the server
+ * closed inside it) is as untrustworthy as a complete one: the row it
+ * already delivered is failed, not a hit. */
+Test(client, malformed_reply_cut_short_delivers_no_row)
+{
+    struct fake f = {.answer = "*2\r\n$2\r\nab\r\n*1\r\n"};
+    uint8_t rows[4], found[2];
+    cudis_vresult vr;
+    int rc = fake_vget(&f, 2, 2, 2, rows, found, &vr);
+    cr_assert_eq(rc, CUDIS_E_IO, "rc %d", rc);
+    cr_assert_eq(found[0], CUDIS_ROW_FAILED, "row 0: %d", found[0]);
+    cr_assert_eq(found[1], CUDIS_ROW_FAILED);
+    cr_assert_eq(vr.answered, 0);
+    cr_assert_eq(vr.hits, 0);
+    cr_assert_eq(vr.failed, 2);
 }

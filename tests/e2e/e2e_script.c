@@ -6,6 +6,7 @@
  * SELECT inside a script, commands that run alone (KEYS) from a script,
  * and atomicity under concurrency (one loop and four).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -37,6 +38,15 @@ Test(script, conversions)
 {
     redisContext *c = e2e_connect();
     CHECK_INT(c, 3, "EVAL %s 0", "return 3.99");
+    /* NaN and numbers beyond long long: Redis 7.0's answer on x86-64 (found
+     * by fuzz_dispatch, corpus lua_number_beyond_ll: the cast was undefined) */
+    CHECK_INT(c, LLONG_MIN, "EVAL %s 0", "return 1/0");
+    CHECK_INT(c, LLONG_MIN, "EVAL %s 0", "return 0/0");
+    CHECK_INT(c, LLONG_MIN, "EVAL %s 0", "return -1e300");
+    CHECK_INT(c, LLONG_MIN, "EVAL %s 0", "return 2^63");
+    CHECK_INT(c, LLONG_MIN, "EVAL %s 0", "return -2^63");
+    CHECK_ERR_PREFIX(c, "ERR user_script:1: RESP version must be 2 or 3.", "EVAL %s 0",
+                     "return redis.setresp(2^40)");
     CHECK_STR(c, "hi", "EVAL %s 0", "return 'hi'");
     CHECK_INT(c, 1, "EVAL %s 0", "return true");
     CHECK_NIL(c, "EVAL %s 0", "return false");
@@ -170,6 +180,23 @@ Test(script, libraries)
     cr_assert_eq(r->len, 2);
     cr_assert(r->str[0] == 2 && r->str[1] == 1);
     freeReplyObject(r);
+    /* found by fuzz_dispatch (corpus struct_unpack_i0, struct_out_of_range):
+     * each was undefined behaviour (UBSan aborted the server) */
+    r = e2e_cmd(c, "EVAL %s 0", "return {struct.unpack('<i0b', 'ab')}");
+    cr_assert_eq(r->type, REDIS_REPLY_ARRAY, "%s", e2e_reply_str(r));
+    cr_assert_eq(r->elements, 3);
+    cr_assert(r->element[0]->integer == 0 && r->element[1]->integer == 97 &&
+              r->element[2]->integer == 2);
+    freeReplyObject(r);
+    r = e2e_cmd(c, "EVAL %s 0", "return struct.unpack('bc0', '\\255abc')");
+    cr_assert_eq(r->type, REDIS_REPLY_ERROR, "%s", e2e_reply_str(r));
+    cr_assert_not_null(strstr(r->str, "data string too short"), "%s", r->str);
+    freeReplyObject(r);
+    /* numbers no 64-bit integer holds: Redis 7.0's bytes on x86-64 */
+    CHECK_INT(c, 1, "EVAL %s 0", "return struct.pack('<i8', 1e300) == '\\0\\0\\0\\0\\0\\0\\0\\0'");
+    CHECK_INT(c, 1, "EVAL %s 0",
+              "return struct.pack('<i8', -1e300) == '\\0\\0\\0\\0\\0\\0\\0\\128'");
+    CHECK_INT(c, 1, "EVAL %s 0", "return struct.pack('<i8', 0/0) == '\\0\\0\\0\\0\\0\\0\\0\\128'");
     CHECK_STR(c, "7.0.15", "EVAL %s 0", "return redis.REDIS_VERSION");
     CHECK_STR(c, "function", "EVAL %s 0", "return type(loadstring)");
     check_script_error(
