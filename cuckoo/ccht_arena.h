@@ -921,7 +921,7 @@ CUDIS_HD static inline uint64_t ccht_arena_alloc_slow(const ccht_table *T, uint3
     const ccht_arena *a = &T->a;
     uint64_t deadline = 0;
     unsigned spins = 0;
-    bool keeps = m->policy != CUDIS_POL_ALLKEYS_LRU && m->policy != CUDIS_POL_ALLKEYS_RANDOM;
+    bool keeps = !ccht_policy_takes(m->policy, false); /* noeviction, volatile-* */
     uint32_t barren = 0; /* attempts that found nothing to take */
     for (uint32_t attempt = 0;; attempt++) {
         uint64_t off = ccht_arena_alloc(a, cls, m->shard);
