@@ -16,7 +16,7 @@
 # CONFIG_EVERY, FLUSH_EVERY, OUT, CUDIS, REDIS (a path, or 1 / 0 for --redis),
 # SERVER_CPU, LOAD_CPU, CUDIS_ARGS (more cudis-server options), TAG (added to
 # the output files' names); arguments after
-# "--" go to soak.py (soak.py --help). Exit 77: skipped (no python3 redis module).
+# "--" go to soak.py (soak.py --help). Fails without the python3 redis module (scripts/deps.sh installs it).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 
@@ -56,8 +56,8 @@ source "$HERE/../server/lib.sh"
 
 PY=${PY:-/usr/bin/python3}
 if ! "$PY" -c 'import redis' 2>/dev/null; then
-  echo "soak.sh: skipped: $PY has no redis module (Debian: python3-redis)"
-  exit 77
+  echo "soak.sh: $PY has no redis module (Debian: python3-redis; scripts/deps.sh installs it)" >&2
+  exit 1
 fi
 need_bins "$CUDIS"
 [[ $WITH_REDIS == 1 ]] && need_bins "$REDIS"

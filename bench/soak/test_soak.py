@@ -10,8 +10,8 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 if importlib.util.find_spec("redis") is None:
-    print("skipped: no redis module (Debian: python3-redis)")
-    sys.exit(77)
+    print("no redis module (Debian: python3-redis; scripts/deps.sh installs it)")
+    sys.exit(1)
 import soak  # noqa: E402
 import soak_load as L  # noqa: E402
 
