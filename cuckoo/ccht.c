@@ -16,6 +16,7 @@
 #include "cudis_time.h"
 
 #define CCHT_DEFAULT_SEED 0x5bd1e9955bd1e995ull
+#define CCHT_RS_HALVINGS_MAX 16 /* the index shrinks to a 16th of its first size at most */
 #define CCHT_PIPE 16 /* ops hashed and bucket-prefetched ahead in a batch */
 #define CCHT_PIPE_ITEM 6 /* ops whose items are prefetched ahead */
 
@@ -93,6 +94,23 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
         free(t);
         return NULL;
     }
+    t->min_buckets = t->max_buckets = t->g.n_buckets;
+    if (o.resizable && o.max_items == 0 && t->g.n_buckets >= 2 * CCHT_RS_HALVINGS_MAX) {
+        /* a whole number of buckets after each of the halvings allowed */
+        uint64_t nb = t->g.n_buckets / CCHT_RS_HALVINGS_MAX * CCHT_RS_HALVINGS_MAX;
+        if (ccht_geom_plan(&t->g, o.memory_bytes, nb * o.ways, o.ways, 0, &gwhy) != 0) {
+            fail(why, why_len, gwhy);
+            free(t);
+            return NULL;
+        }
+        t->min_buckets = nb / CCHT_RS_HALVINGS_MAX;
+        t->max_buckets = o.memory_bytes / 2 / t->g.bucket_bytes;
+        if (t->max_buckets < nb) {
+            t->max_buckets = nb;
+        }
+        ccht_geom_widen(&t->g, o.memory_bytes, t->min_buckets);
+    }
+    t->idx_bytes = t->g.index_bytes;
     t->opt = o;
     t->mem_bytes = t->g.total;
     t->mem = map_zero(t->mem_bytes);
@@ -119,7 +137,8 @@ uint64_t ccht_clock(const ccht *t)
 
 uint64_t ccht_set_memory(ccht *t, uint64_t bytes)
 {
-    uint64_t fixed = t->g.index_bytes + t->g.meta_bytes;
+    uint64_t fixed = __atomic_load_n(&t->idx_bytes, __ATOMIC_RELAXED) +
+                     __atomic_load_n(&t->rs_reserve, __ATOMIC_RELAXED) + t->g.meta_bytes;
     if (bytes > t->opt.memory_bytes) {
         bytes = t->opt.memory_bytes;
     }
@@ -155,6 +174,13 @@ void ccht_destroy(ccht *t)
     if (t->mem) {
         munmap(t->mem, t->mem_bytes);
     }
+    if (t->idx_map) {
+        munmap(t->idx_map, t->idx_map_bytes);
+    }
+    if (t->rs_map) {
+        munmap(t->rs_map, t->rs_map_bytes);
+    }
+    free(t->vmap_own);
     free(t);
 }
 
@@ -177,7 +203,8 @@ void ccht_stats(ccht *t, cudis_stats *s)
     const uint64_t *c = t->T.cnt;
     memset(s, 0, sizeof(*s));
     s->items = ld64(&c[CCHT_C_ITEMS]);
-    s->index_bytes = t->g.index_bytes + t->g.meta_bytes;
+    s->index_bytes = __atomic_load_n(&t->idx_bytes, __ATOMIC_RELAXED) + t->g.meta_bytes +
+                     8 * __atomic_load_n(&t->vmap_own_words, __ATOMIC_RELAXED);
     /* the chunks of live items: pages carved but free again are the
      * arena's to hand out (page moves give them to any class) */
     s->bytes_used = s->index_bytes + ld64(&c[CCHT_C_CHUNK_BYTES]);
@@ -189,7 +216,7 @@ void ccht_stats(ccht *t, cudis_stats *s)
     s->evict_bucket = ld64(&c[CCHT_C_EVICT_BUCKET]);
     s->evict_memory = ld64(&c[CCHT_C_EVICT_MEMORY]);
     s->evict_expired = ld64(&c[CCHT_C_EVICT_EXPIRED]);
-    s->capacity = t->g.n_buckets * t->g.ways;
+    s->capacity = ccht_buckets(t) * t->g.ways;
     s->load_factor = s->capacity ? (double)s->items / (double)s->capacity : 0.0;
 }
 
@@ -202,14 +229,19 @@ void ccht_reset_stats(ccht *t)
 
 size_t ccht_info(ccht *t, char *buf, size_t cap)
 {
-    int n = snprintf(buf, cap,
-                     "ccht_ways:%u\r\nccht_buckets:%llu\r\nccht_page_bytes:%llu\r\n"
-                     "ccht_pages:%u\r\nccht_pages_used:%u\r\nccht_size_classes:%u\r\n"
-                     "ccht_writes_full:%llu\r\n",
-                     t->g.ways, (unsigned long long)t->g.n_buckets,
-                     (unsigned long long)t->g.page_bytes, t->g.n_pages,
-                     __atomic_load_n(&t->T.a.pool->pages_used, __ATOMIC_RELAXED), t->g.n_classes,
-                     (unsigned long long)ld64(&t->T.cnt[CCHT_C_FULL]));
+    int n = snprintf(
+        buf, cap,
+        "ccht_ways:%u\r\nccht_buckets:%llu\r\nccht_page_bytes:%llu\r\n"
+        "ccht_pages:%u\r\nccht_pages_limit:%u\r\nccht_pages_used:%u\r\nccht_size_classes:%u\r\n"
+        "ccht_writes_full:%llu\r\nccht_index_resizable:%d\r\nccht_index_resizing:%d\r\n"
+        "ccht_index_resizes:%llu\r\nccht_index_resize_step_max_us:%llu\r\n",
+        t->g.ways, (unsigned long long)ccht_buckets(t), (unsigned long long)t->g.page_bytes,
+        t->g.n_pages, __atomic_load_n(&t->T.a.pool->limit, __ATOMIC_RELAXED),
+        __atomic_load_n(&t->T.a.pool->pages_used, __ATOMIC_RELAXED), t->g.n_classes,
+        (unsigned long long)ld64(&t->T.cnt[CCHT_C_FULL]), t->min_buckets != t->max_buckets,
+        __atomic_load_n(&t->T.v.rs_n, __ATOMIC_RELAXED) != 0,
+        (unsigned long long)__atomic_load_n(&t->resizes, __ATOMIC_RELAXED),
+        (unsigned long long)(__atomic_load_n(&t->rs_ns_max, __ATOMIC_RELAXED) / 1000));
     return n < 0 ? 0 : (size_t)n;
 }
 
@@ -223,13 +255,13 @@ size_t ccht_info(ccht *t, char *buf, size_t cap)
 static uint64_t clock_advance(const ccht_table *T, uint64_t n)
 {
     uint64_t base = __atomic_fetch_add(T->clock, n, __ATOMIC_RELAXED);
-    uint64_t c_first, c_n;
-    ccht_clamp_range(T->v.n_buckets, base, base + n, &c_first, &c_n);
+    uint64_t c_first, c_n, ext = ccht_extent(&T->v);
+    ccht_clamp_range(ext, base, base + n, &c_first, &c_n);
     if (ccht_policy_lfu(ccht_policy_of(T))) {
         c_n = 0; /* the stamps hold LFU counters */
     }
     for (uint64_t k = 0; k < c_n; k++) {
-        ccht_bkt_clamp(&T->v, (c_first + k) % T->v.n_buckets, (uint32_t)(base + n));
+        ccht_bkt_clamp(&T->v, (c_first + k) % ext, (uint32_t)(base + n));
     }
     return base;
 }
@@ -432,6 +464,8 @@ int ccht_ttl(ccht *t, const void *key, uint32_t key_len, int64_t *expire_ms)
  * Whole-table operations
  * ---------------------------------------------------------------------- */
 
+static void rs_finish(ccht *t);
+
 /* Copy the key of slot (b, w) if it holds a live item of database db (or
  * of any: CUDIS_DB_ALL): 1 copied, 0 empty, expired or another database's,
  * CUDIS_E_OUTBUF when cap is too small (*len = needed). */
@@ -478,41 +512,69 @@ static int slot_key(ccht *t, int db, uint64_t b, uint32_t w, int64_t now_ms, uin
     }
 }
 
+/* Scan cursors are places in hash space: the top CCHT_CUR_BITS bits of a
+ * 64-bit hash, rounded up to the start of a bucket. */
+#define CCHT_CUR_BITS 48
+#define CCHT_CUR_END (1ull << CCHT_CUR_BITS)
+
+/* The bucket that holds the hashes at cursor place c. */
+static uint64_t cur_bucket(const ccht_view *v, uint64_t c)
+{
+    return ccht_bucket_of(v, c << (64 - CCHT_CUR_BITS));
+}
+
+/* The place where the bucket after bucket b begins (CCHT_CUR_END: b is
+ * the last): bucket k of N begins at hash ceil(k * 2^64 / N). */
+static uint64_t cur_after(const ccht_view *v, uint64_t b)
+{
+    uint64_t n = v->n_buckets, k = b + 1;
+    if (b >= v->n_buckets) {
+        n = v->rs_n;
+        k = b - v->n_buckets + 1;
+    }
+    return (uint64_t)((((unsigned __int128)k << CCHT_CUR_BITS) + n - 1) / n);
+}
+
 int ccht_scan(ccht *t, int db, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
               void *arg, uint64_t *next)
 {
-    uint64_t n = t->T.v.n_buckets;
+    const ccht_view *v = &t->T.v;
     if (count == 0) {
         count = 1;
+    }
+    if (cursor >= CCHT_CUR_END) {
+        *next = 0;
+        return CUDIS_OK;
     }
     uint32_t cap = t->opt.max_key_len;
     uint8_t *buf = malloc(cap ? cap : 1);
     if (!buf) {
         return CUDIS_E_NOMEM;
     }
-    uint64_t b = cursor;
-    uint64_t end = cursor + count < n ? cursor + count : n;
-    for (; b < end; b++) {
-        for (uint32_t w = 0; w < t->T.v.ways; w++) {
+    uint64_t c = cursor;
+    for (uint32_t i = 0; i < count && c < CCHT_CUR_END; i++) {
+        uint64_t b = cur_bucket(v, c);
+        c = cur_after(v, b);
+        for (uint32_t w = 0; w < v->ways; w++) {
             uint32_t len;
             int64_t e;
             uint8_t kdb;
             if (slot_key(t, db, b, w, now_ms, buf, cap, &len, &e, &kdb) == 1 &&
                 fn(arg, kdb, buf, len, e) != 0) {
                 free(buf);
-                *next = b + 1 < n ? b + 1 : 0;
+                *next = c < CCHT_CUR_END ? c : 0;
                 return CUDIS_OK;
             }
         }
     }
     free(buf);
-    *next = b < n ? b : 0;
+    *next = c < CCHT_CUR_END ? c : 0;
     return CUDIS_OK;
 }
 
 int ccht_random_key(ccht *t, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
 {
-    uint64_t n = t->T.v.n_buckets;
+    uint64_t n = ccht_extent(&t->T.v);
     uint32_t ways = t->T.v.ways;
     uint64_t r = cudis_mix64(cudis_mono_ns() ^ (uintptr_t)len, 0x9e3779b97f4a7c15ull);
     int64_t e;
@@ -522,7 +584,7 @@ int ccht_random_key(ccht *t, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t 
     }
     for (int tries = 0; tries < 64; tries++) {
         r = cudis_mix64(r, 0xd6e8feb86659fd93ull) + (uint64_t)tries;
-        uint64_t b = ccht_fastrange(r, n);
+        uint64_t b = ccht_bucket_of(&t->T.v, r); /* even over hash space, resizing or not */
         uint32_t w0 = (uint32_t)(r % ways);
         for (uint32_t i = 0; i < ways; i++) {
             int rc = slot_key(t, db, b, (w0 + i) % ways, now_ms, buf, cap, len, &e, &kdb);
@@ -534,6 +596,9 @@ int ccht_random_key(ccht *t, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t 
     uint64_t start = ccht_fastrange(r, n);
     for (uint64_t k = 0; k < n; k++) {
         uint64_t b = (start + k) % n;
+        if (!ccht_bkt_live(&t->T.v, b)) {
+            continue;
+        }
         for (uint32_t w = 0; w < ways; w++) {
             int rc = slot_key(t, db, b, w, now_ms, buf, cap, len, &e, &kdb);
             if (rc != 0) {
@@ -547,16 +612,30 @@ int ccht_random_key(ccht *t, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t 
 int ccht_flush(ccht *t, int db)
 {
     if (db == CUDIS_DB_ALL) {
-        memset(t->T.v.buckets, 0, t->g.index_bytes);
+        ccht_view *v = &t->T.v;
+        memset(v->buckets, 0, v->n_buckets * v->bucket_bytes);
+        if (v->rs_n && v->rs_buckets != v->buckets) {
+            memset(v->rs_buckets, 0, v->rs_n * v->bucket_bytes);
+        }
+        if (t->vmap_own) {
+            memset(t->vmap_own, 0, 8 * t->vmap_own_words);
+        }
         ccht_geom_meta_init(&t->g, t->mem + t->g.meta_off, true);
+        if (v->rs_n) {
+            rs_finish(t); /* nothing is left to move */
+        }
+        ccht_set_memory(t, t->budget); /* the limit meta_init reset */
         return CUDIS_OK;
     }
     /* one database: its items leave bucket by bucket, under each lock */
     ccht_tally ty;
     ccht_tally_zero(&ty);
     uint32_t shard = (uint32_t)cudis_mono_ns();
-    for (uint64_t b = 0; b < t->T.v.n_buckets; b++) {
-        ccht_drop_db_bucket(&t->T, b, (uint32_t)db, shard + (uint32_t)b, &ty);
+    uint64_t ext = ccht_extent(&t->T.v);
+    for (uint64_t b = 0; b < ext; b++) {
+        if (ccht_bkt_live(&t->T.v, b)) {
+            ccht_drop_db_bucket(&t->T, b, (uint32_t)db, shard + (uint32_t)b, &ty);
+        }
     }
     ccht_tally_flush(&t->T, &ty);
     return CUDIS_OK;
@@ -627,7 +706,7 @@ int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     sweep_ctx c = {.T = &t->T, .now_ms = now_ms, .shard = (uint32_t)cudis_mono_ns(), .ev = ev};
     ccht_tally_zero(&c.ty);
     const ccht_view *v = &t->T.v;
-    int reclaimed = cudis_vmap_walk(v->vmap, v->vmap_words, v->n_buckets, &t->sweep_cursor,
+    int reclaimed = cudis_vmap_walk(v->vmap, v->vmap_words, ccht_extent(v), &t->sweep_cursor,
                                     max_work, sweep_visit, &c);
     release_pages(t, now_ms, &c.ty, ev);
     ccht_tally_flush(&t->T, &c.ty);
@@ -637,4 +716,305 @@ int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
 void ccht_clock_tick(ccht *t)
 {
     (void)clock_advance(&t->T, (uint64_t)t->T.stamp_slack + 1);
+}
+
+/* ------------------------------------------------------------------------
+ * Resizing the index (ccht_resize_tick)
+ * ---------------------------------------------------------------------- */
+
+#define CCHT_RS_STEP_NS 1000000ull /* about this much work per call */
+#define CCHT_RS_MIN_ITEMS 1024     /* fewer items say nothing about their size */
+
+uint64_t ccht_buckets(const ccht *t)
+{
+    uint64_t rs = __atomic_load_n(&t->T.v.rs_n, __ATOMIC_RELAXED);
+    return rs ? rs : __atomic_load_n(&t->T.v.n_buckets, __ATOMIC_RELAXED);
+}
+
+static uint64_t index_bytes_for(const ccht *t, uint64_t n_buckets)
+{
+    return ccht_align(n_buckets * t->g.bucket_bytes, 4096);
+}
+
+int ccht_resize_start(ccht *t, uint64_t m)
+{
+    ccht_view *v = &t->T.v;
+    uint64_t n = v->n_buckets;
+    if (v->rs_n != 0 || (m != 2 * n && 2 * m != n) || m < t->min_buckets || m > t->max_buckets) {
+        return CUDIS_E_INVAL;
+    }
+    /* a doubling gets a new mapping; a halving runs in place (new bucket k
+     * takes old 2k and 2k + 1, k <= 2k: old bucket k has moved by then) */
+    uint64_t bytes = m > n ? index_bytes_for(t, m) : 0;
+    uint8_t *map = m > n ? map_zero(bytes) : v->buckets;
+    if (map == NULL) {
+        return CUDIS_E_NOMEM;
+    }
+    /* one volatile map over both indexes: the old buckets' bits as they are */
+    uint64_t words = cudis_vmap_alloc_words(n + m);
+    uint64_t *vm = calloc(words, 8);
+    if (vm == NULL) {
+        if (bytes) {
+            munmap(map, bytes);
+        }
+        return CUDIS_E_NOMEM;
+    }
+    memcpy(vm, v->vmap, 8 * v->vmap_words);
+    vm[words - 1] = v->vmap[v->vmap_words];
+    free(t->vmap_own);
+    t->vmap_own = vm;
+    __atomic_store_n(&t->vmap_own_words, words, __ATOMIC_RELAXED);
+    t->rs_map = bytes ? map : NULL;
+    t->rs_map_bytes = bytes;
+    v->vmap = vm;
+    v->vmap_words = words - 1;
+    v->rs_buckets = map;
+    v->rs_done = 0;
+    __atomic_store_n(&v->rs_n, m, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->rs_reserve, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&t->idx_bytes, index_bytes_for(t, n) + bytes, __ATOMIC_RELAXED);
+    ccht_set_memory(t, t->budget);
+    return CUDIS_OK;
+}
+
+/* Whether bucket c of the new index covers hash space of old bucket b. */
+static bool rs_covers(const ccht_view *v, uint64_t c, uint64_t b)
+{
+    if (c < v->n_buckets) {
+        return false;
+    }
+    uint64_t k = c - v->n_buckets;
+    return v->rs_n > v->n_buckets ? k >> 1 == b : k == b >> 1;
+}
+
+/* Put slot word `word` with its stamp into a free slot of bucket c. */
+static bool rs_put(ccht_view *v, uint64_t c, uint64_t word, uint32_t stamp)
+{
+    for (uint32_t x = 0; x < v->ways; x++) {
+        if (*ccht_bkt_slot(v, c, x) == 0) {
+            *ccht_bkt_stamp(v, c, x) = stamp;
+            *ccht_bkt_slot(v, c, x) = word;
+            if (word & CCHT_SLOT_EXP) {
+                cudis_vmap_mark(v->vmap, v->vmap_words, c);
+            }
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Make room in full bucket c: move one of its items to that item's other
+ * bucket (one cuckoo step; nothing runs beside a resize). */
+static bool rs_displace(ccht_view *v, uint64_t c)
+{
+    for (uint32_t x = 0; x < v->ways; x++) {
+        uint64_t word = *ccht_bkt_slot(v, c, x);
+        ccht_hkey hk;
+        if (word == 0 || !ccht_chunk_hkey(v, ccht_slot_off(word), &hk)) {
+            continue;
+        }
+        uint64_t alt = hk.b1 == c ? hk.b2 : hk.b1;
+        if (alt != c && rs_put(v, alt, word, *ccht_bkt_stamp(v, c, x))) {
+            *ccht_bkt_slot(v, c, x) = 0;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Move the items of old bucket b to where the new index puts them: the
+ * new bucket over the same stretch of hash space (the item leaves b with
+ * the hash that placed it there), else its other bucket, else room made
+ * by moving an item of either to its other bucket (an item moved to its
+ * other bucket may be missed by a scan going on). A
+ * doubling never lacks room (new bucket 2b + i takes only old bucket b's
+ * items); a halving merges two old buckets, and when all that fails the
+ * item is evicted. */
+static void rs_move_bucket(ccht *t, uint64_t b, uint32_t shard, ccht_tally *ty, cudis_evbuf *ev)
+{
+    ccht_view *v = &t->T.v;
+    const ccht_table *T = &t->T;
+    v->rs_done = b + 1; /* keys of b now look in the new index */
+    for (uint32_t w = 0; w < v->ways; w++) {
+        uint64_t word = *ccht_bkt_slot(v, b, w);
+        if (word == 0) {
+            continue;
+        }
+        uint32_t stamp = *ccht_bkt_stamp(v, b, w);
+        *ccht_bkt_slot(v, b, w) = 0;
+        *ccht_bkt_stamp(v, b, w) = 0;
+        uint64_t off = ccht_slot_off(word);
+        ccht_hkey hk;
+        bool placed = false;
+        if (ccht_chunk_hkey(v, off, &hk)) {
+            /* the new bucket over the stretch of hash space b covered
+             * first: a scan that has passed it has passed b too */
+            uint64_t cand[2] = {hk.b1, hk.b2};
+            if (!rs_covers(v, hk.b1, b) && rs_covers(v, hk.b2, b)) {
+                cand[0] = hk.b2;
+                cand[1] = hk.b1;
+            }
+            placed = rs_put(v, cand[0], word, stamp) || rs_put(v, cand[1], word, stamp);
+            for (int i = 0; i < 2 && !placed; i++) {
+                placed = rs_displace(v, cand[i]) && rs_put(v, cand[i], word, stamp);
+            }
+        }
+        if (!placed) {
+            ty->c[CCHT_C_EVICT_BUCKET] += 1;
+            ccht_ev_item(ev, CUDIS_EV_EVICTED, v, off);
+            ccht_tally_drop(ty, T, off);
+            ccht_arena_free(&T->a, off, shard + w);
+        }
+    }
+    cudis_vmap_unmark(v->vmap, v->vmap_words, b);
+}
+
+/* Every old bucket has moved: the new index becomes the index. Its
+ * buckets' bits in the volatile map (n + k) move down to k, in place
+ * (word by word, ascending: a word is read before it is overwritten). */
+static void rs_finish(ccht *t)
+{
+    ccht_view *v = &t->T.v;
+    uint64_t n = v->n_buckets, m = v->rs_n;
+    uint64_t *vm = v->vmap;
+    uint64_t bit_words = v->vmap_words, new_words = cudis_vmap_alloc_words(m) - 1;
+    uint64_t w0 = n >> 6, sh = n & 63, marked = 0;
+    for (uint64_t i = 0; i < new_words; i++) {
+        uint64_t lo = w0 + i < bit_words ? vm[w0 + i] : 0;
+        uint64_t hi = sh && w0 + i + 1 < bit_words ? vm[w0 + i + 1] : 0;
+        uint64_t x = sh ? (lo >> sh) | (hi << (64 - sh)) : lo;
+        if (i == new_words - 1 && (m & 63)) {
+            x &= (1ull << (m & 63)) - 1;
+        }
+        vm[i] = x;
+        marked += (uint64_t)__builtin_popcountll(x);
+    }
+    vm[new_words] = marked;
+    uint64_t *small = realloc(vm, 8 * (new_words + 1));
+    if (small != NULL) {
+        vm = small;
+    }
+    t->vmap_own = vm;
+    __atomic_store_n(&t->vmap_own_words, small ? new_words + 1 : bit_words + 1, __ATOMIC_RELAXED);
+    /* the old index's memory (a halving's: the tail) goes back to the system */
+    if (t->rs_map == NULL) {
+        uint64_t keep = index_bytes_for(t, m), had = index_bytes_for(t, n);
+        if (had > keep) {
+            madvise(v->buckets + keep, had - keep, MADV_DONTNEED);
+        }
+    } else {
+        if (t->idx_map != NULL) {
+            munmap(t->idx_map, t->idx_map_bytes);
+        } else {
+            madvise(t->mem, t->g.index_bytes, MADV_DONTNEED);
+        }
+        t->idx_map = t->rs_map;
+        t->idx_map_bytes = t->rs_map_bytes;
+        t->rs_map = NULL;
+        t->rs_map_bytes = 0;
+    }
+    v->vmap = vm;
+    v->vmap_words = new_words;
+    v->buckets = v->rs_buckets;
+    v->rs_buckets = NULL;
+    v->rs_done = 0;
+    __atomic_store_n(&v->rs_n, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&v->n_buckets, m, __ATOMIC_RELAXED);
+    t->sweep_cursor = 0;
+    __atomic_store_n(&t->idx_bytes, index_bytes_for(t, m), __ATOMIC_RELAXED);
+    __atomic_fetch_add(&t->resizes, 1, __ATOMIC_RELAXED);
+    ccht_set_memory(t, t->budget);
+}
+
+int ccht_resize_step(ccht *t, uint32_t max_buckets, cudis_evbuf *ev)
+{
+    ccht_view *v = &t->T.v;
+    if (v->rs_n == 0) {
+        return 0;
+    }
+    uint64_t t0 = cudis_mono_ns();
+    ccht_tally ty;
+    ccht_tally_zero(&ty);
+    uint32_t shard = (uint32_t)t0;
+    for (uint32_t k = 0; k < max_buckets && v->rs_done < v->n_buckets; k++) {
+        rs_move_bucket(t, v->rs_done, shard + k * v->ways, &ty, ev);
+        if ((k & 63) == 63 && cudis_mono_ns() - t0 > CCHT_RS_STEP_NS) {
+            break;
+        }
+    }
+    ccht_tally_flush(&t->T, &ty);
+    bool done = v->rs_done >= v->n_buckets;
+    if (done) {
+        rs_finish(t);
+    }
+    uint64_t ns = cudis_mono_ns() - t0;
+    if (ns > __atomic_load_n(&t->rs_ns_max, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&t->rs_ns_max, ns, __ATOMIC_RELAXED);
+    }
+    return done ? 0 : 1;
+}
+
+/* The index size the items held now call for: twice or half today's, or
+ * 0 for this one. */
+static uint64_t rs_wanted(const ccht *t)
+{
+    const ccht_view *v = &t->T.v;
+    uint64_t n = v->n_buckets;
+    uint64_t items = ld64(&t->T.cnt[CCHT_C_ITEMS]);
+    uint64_t chunk = ld64(&t->T.cnt[CCHT_C_CHUNK_BYTES]);
+    uint64_t budget = __atomic_load_n(&t->budget, __ATOMIC_RELAXED);
+    if (items < CCHT_RS_MIN_ITEMS || budget <= t->g.meta_bytes) {
+        return 0;
+    }
+    double slots = (double)n * v->ways;
+    double avg = (double)chunk / (double)items;
+    double slot_bytes = (double)v->bucket_bytes / v->ways;
+    /* the slots at which an arena full of such items fills 90% of them */
+    double best = (double)(budget - t->g.meta_bytes) / (slot_bytes + 0.9 * avg);
+    if (best >= 1.5 * slots && (double)items >= 0.75 * slots && 2 * n <= t->max_buckets) {
+        return 2 * n;
+    }
+    uint32_t pol = ccht_policy_of(&t->T);
+    bool evicts_any = pol == CUDIS_POL_ALLKEYS_LRU || pol == CUDIS_POL_ALLKEYS_LFU ||
+                      pol == CUDIS_POL_ALLKEYS_RANDOM;
+    if (evicts_any && slots >= 3.0 * best && (double)items <= 0.3 * slots && n % 2 == 0 &&
+        n / 2 >= t->min_buckets) {
+        return n / 2;
+    }
+    return 0;
+}
+
+int ccht_resize_tick(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_evbuf *ev)
+{
+    if (t->min_buckets == t->max_buckets) {
+        return 0;
+    }
+    if (t->T.v.rs_n != 0) {
+        return ccht_resize_step(t, max_buckets, ev);
+    }
+    uint64_t m = rs_wanted(t);
+    uint64_t reserve = m > t->T.v.n_buckets ? index_bytes_for(t, m) : 0; /* a halving needs none */
+    if (reserve != __atomic_load_n(&t->rs_reserve, __ATOMIC_RELAXED)) {
+        __atomic_store_n(&t->rs_reserve, reserve, __ATOMIC_RELAXED);
+        ccht_set_memory(t, t->budget);
+    }
+    if (m == 0) {
+        return 0;
+    }
+    const ccht_pool *pl = t->T.a.pool;
+    if (__atomic_load_n(&pl->pages_used, __ATOMIC_RELAXED) >
+        __atomic_load_n(&pl->limit, __ATOMIC_RELAXED)) {
+        /* room for the new index first: the coldest pages go */
+        ccht_tally ty;
+        ccht_tally_zero(&ty);
+        release_pages(t, now_ms, &ty, ev);
+        ccht_tally_flush(&t->T, &ty);
+        return 0;
+    }
+    if (ccht_resize_start(t, m) != CUDIS_OK) {
+        __atomic_store_n(&t->rs_reserve, 0, __ATOMIC_RELAXED);
+        ccht_set_memory(t, t->budget);
+        return 0;
+    }
+    return ccht_resize_step(t, max_buckets, ev);
 }

@@ -43,6 +43,9 @@ typedef struct ccht_options {
                                    * (0 = allkeys-lru) */
     uint32_t lfu_log_factor;      /* the LFU policies' counters: Redis's lfu-log-factor (10) */
     uint32_t lfu_decay_time;      /* and lfu-decay-time, minutes per decrement (1; 0: none) */
+    bool resizable;               /* the index may be resized (ccht_resize_tick): from
+                                   * expected_item_bytes' size down to a 16th and up to
+                                   * half the budget, the arena taking what it leaves */
 } ccht_options;
 
 /* Fill `o` with the defaults above and memory_bytes = 64 MiB. */
@@ -63,6 +66,33 @@ int ccht_set_policy(ccht *t, uint32_t policy, uint32_t lfu_log_factor, uint32_t 
  * (evicting as the policy says, a few pages a call) and writes stop taking
  * new pages at once. Returns the budget in force (bytes). */
 uint64_t ccht_set_memory(ccht *t, uint64_t bytes);
+
+/*
+ * The index follows what is stored (a table created with o.resizable):
+ * each call decides from the items held now (their count, their average
+ * chunk size) whether the index should be twice or half as big (the size
+ * at which a full arena fills about 90% of the slots, with hysteresis: at
+ * least 1.5x away from it), makes room for the new index in the arena
+ * (lowering its page limit; the pages above it are given back, evicting,
+ * over the following calls), then moves the items of the old index's
+ * buckets into the new one, at most max_buckets a call and about a
+ * millisecond of work. Items move as slot words only; their bytes stay.
+ * A shrink (only under the allkeys-* policies, and only when the index is
+ * at most 30% full) may evict an item whose new buckets are full. Must not
+ * run concurrently with any other call on the table (the server runs it
+ * where it runs expiry, between batches). Returns 1 while a resize is in
+ * progress, 0 when none is. No-op on a table that is not resizable.
+ */
+int ccht_resize_tick(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_evbuf *ev);
+/* Start a resize to n_buckets buckets (twice or half today's) and move up
+ * to max_buckets old buckets (tests, benchmarks): CUDIS_OK, CUDIS_E_INVAL
+ * for another size or while one runs, CUDIS_E_NOMEM. Same threading rule. */
+int ccht_resize_start(ccht *t, uint64_t n_buckets);
+/* Move the items of up to max_buckets more old buckets; 1 while the resize
+ * goes on, 0 when it is done (or none runs). Same threading rule. */
+int ccht_resize_step(ccht *t, uint32_t max_buckets, cudis_evbuf *ev);
+/* Buckets of the index (the new one's during a resize). */
+uint64_t ccht_buckets(const ccht *t);
 
 /* The logical clock: ops run so far (recency stamps are its low bits). */
 uint64_t ccht_clock(const ccht *t);
@@ -118,7 +148,10 @@ int ccht_ttl(ccht *t, const void *key, uint32_t key_len, int64_t *expire_ms);
 /* Visit the live keys of database db (CUDIS_DB_ALL: of every one) from
  * `cursor` (0 = start) over about `count` buckets; sets *next (0 when
  * done). A key is reported at most once per full scan when the table is not
- * modified. fn may call back into the table. Returns 0. */
+ * modified. The cursor is a place in hash space (the top 48 bits of a
+ * bucket's first hash), so a scan goes on across a resize of the index
+ * (items move with the stretch of hash space that holds them). fn may call
+ * back into the table. Returns 0. */
 int ccht_scan(ccht *t, int db, uint64_t cursor, uint32_t count, int64_t now_ms, cudis_scan_fn fn,
               void *arg, uint64_t *next);
 

@@ -109,7 +109,10 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
     int64_t items = 0, kbytes = 0, vbytes = 0, cbytes = 0;
     int64_t dbn[CCHT_DBS] = {0}; /* items per database */
     uint64_t marked = 0;         /* buckets the volatile map marks */
-    for (uint64_t b = 0; b < v->n_buckets; b++) {
+    for (uint64_t b = 0; b < ccht_extent(v); b++) {
+        if (!ccht_bkt_live(v, b)) {
+            continue;
+        }
         if (*ccht_bkt_version(v, b) & CCHT_VER_LOCK) {
             bad(a, "bucket %llu is locked", (unsigned long long)b);
         }

@@ -88,9 +88,33 @@
  * Addressing
  * ---------------------------------------------------------------------- */
 
+/* Bucket b: one of the index's n_buckets, or during a resize one of the
+ * new index's (numbered after them). */
 CUDIS_HD static inline uint8_t *ccht_bkt(const ccht_view *v, uint64_t b)
 {
-    return v->buckets + b * v->bucket_bytes;
+    return b < v->n_buckets ? v->buckets + b * v->bucket_bytes
+                            : v->rs_buckets + (b - v->n_buckets) * v->bucket_bytes;
+}
+
+/* Bucket numbers a walk over the whole index goes through: during a
+ * resize both indexes' (see ccht_bkt_live). */
+CUDIS_HD static inline uint64_t ccht_extent(const ccht_view *v)
+{
+    return v->n_buckets + v->rs_n;
+}
+
+/* Whether bucket number b (below ccht_extent) is in use: an old bucket not
+ * moved yet, or a new one that has received the items of old ones (its
+ * stretch of hash space lies in the moved part). A halving runs in place
+ * (new bucket k is old bucket k's memory), so a walk over the index must
+ * skip the others: they are empty, or another number's memory. */
+CUDIS_HD static inline bool ccht_bkt_live(const ccht_view *v, uint64_t b)
+{
+    if (b < v->n_buckets) {
+        return b >= v->rs_done;
+    }
+    uint64_t k = b - v->n_buckets;
+    return k < (v->rs_n > v->n_buckets ? 2 * v->rs_done : (v->rs_done + 1) / 2);
 }
 
 CUDIS_HD static inline uint64_t *ccht_bkt_version(const ccht_view *v, uint64_t b)
@@ -128,16 +152,34 @@ CUDIS_HD static inline uint32_t ccht_age(uint32_t now, uint32_t stamp)
     return d > 0 ? (uint32_t)d : 0;
 }
 
-/* Candidate buckets and fingerprint of a key whose cudis_hash is h. */
+/* The bucket a 64-bit candidate hash names. During a resize the old
+ * bucket, or when that one's items have moved, the new index's bucket for
+ * the same hash: it covers the same stretch of hash space (fastrange over
+ * twice as many buckets splits old bucket b into 2b and 2b + 1; over half
+ * as many merges 2k and 2k + 1 into k), so an item moves only with its own
+ * old bucket. */
+CUDIS_HD static inline uint64_t ccht_bucket_of(const ccht_view *v, uint64_t h)
+{
+    uint64_t b = ccht_fastrange(h, v->n_buckets);
+    if (b < v->rs_done) {
+        b = v->n_buckets + ccht_fastrange(h, v->rs_n);
+    }
+    return b;
+}
+
+/* The second candidate hash of a key whose cudis_hash is h. */
+CUDIS_HD static inline uint64_t ccht_hash2(uint64_t h)
+{
+    return cudis_mix64(h ^ 0x9e3779b97f4a7c15ull, 0xd6e8feb86659fd93ull);
+}
+
+/* Candidate buckets and fingerprint of a key whose cudis_hash is h. The
+ * two may be the same bucket (1 key in n_buckets has one). */
 CUDIS_HD static inline ccht_hkey ccht_hkey_of(const ccht_view *v, uint64_t h)
 {
     ccht_hkey hk;
-    uint64_t h2 = cudis_mix64(h ^ 0x9e3779b97f4a7c15ull, 0xd6e8feb86659fd93ull);
-    hk.b1 = ccht_fastrange(h, v->n_buckets);
-    hk.b2 = ccht_fastrange(h2, v->n_buckets);
-    if (hk.b2 == hk.b1 && v->n_buckets > 1) {
-        hk.b2 = hk.b1 + 1 == v->n_buckets ? 0 : hk.b1 + 1;
-    }
+    hk.b1 = ccht_bucket_of(v, h);
+    hk.b2 = ccht_bucket_of(v, ccht_hash2(h));
     hk.fp = (uint32_t)(h & CCHT_SLOT_FP_MASK);
     return hk;
 }

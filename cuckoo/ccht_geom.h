@@ -28,6 +28,8 @@ typedef struct ccht_geom {
     uint64_t page_bytes;
     uint32_t page_shift;
     uint32_t n_pages;
+    uint32_t limit_pages; /* of those, how many the budget lets be in use
+                           * (= n_pages unless ccht_geom_widen made more) */
     uint32_t n_classes;
     uint32_t class_size[CCHT_MAX_CLASSES];
     /* offsets in the block */
@@ -106,6 +108,8 @@ static inline uint64_t ccht_geom_meta_bytes(uint32_t n_classes, uint32_t n_pages
                           8 * cudis_vmap_alloc_words(n_buckets),
                       4096);
 }
+
+static inline void ccht_geom_layout(ccht_geom *g);
 
 /*
  * Plan a table for `budget` bytes. max_items = 0 sizes the index so that
@@ -196,12 +200,55 @@ static inline int ccht_geom_plan(ccht_geom *g, uint64_t budget, uint64_t max_ite
         g->page_shift++;
     }
     g->n_pages = n_pages;
+    g->limit_pages = n_pages;
     g->n_classes = n_classes;
     g->index_bytes = index;
-    g->arena_off = index;
-    g->arena_bytes = (uint64_t)n_pages * page;
+    ccht_geom_layout(g);
+    return g->total <= budget ? 0 : (*why = "layout exceeds the budget", -1);
+}
+
+/*
+ * Give the arena room for what an index of only min_buckets buckets would
+ * leave of `budget` (the host engine's resizable index: shrinking it gives
+ * its memory to items): more pages of the same size and classes, of which
+ * only limit_pages (what the budget leaves beside today's index) may be in
+ * use. The block then spans more than the budget, in address space only:
+ * pages beyond the limit are never touched.
+ */
+static inline void ccht_geom_widen(ccht_geom *g, uint64_t budget, uint64_t min_buckets)
+{
+    uint64_t min_index = ccht_align(min_buckets * g->bucket_bytes, 4096);
+    if (min_index >= budget) {
+        return;
+    }
+    uint64_t np = (budget - min_index) / (g->page_bytes + CCHT_GEOM_PAGE_META);
+    while (np > g->n_pages &&
+           min_index + np * g->page_bytes +
+                   ccht_geom_meta_bytes(g->n_classes, (uint32_t)np, g->n_buckets) >
+               budget) {
+        np--;
+    }
+    if (np > 0x7ffffff0u) {
+        np = 0x7ffffff0u;
+    }
+    while (np > g->n_pages && np * g->page_bytes > CCHT_SLOT_REF_MASK) {
+        np--;
+    }
+    if (np <= g->n_pages) {
+        return;
+    }
+    g->n_pages = (uint32_t)np;
+    ccht_geom_layout(g);
+}
+
+/* The offsets of arena and meta, and inside meta, for g's counts. */
+static inline void ccht_geom_layout(ccht_geom *g)
+{
+    uint32_t n_pages = g->n_pages;
+    g->arena_off = g->index_bytes;
+    g->arena_bytes = (uint64_t)n_pages * g->page_bytes;
     g->meta_off = g->arena_off + g->arena_bytes;
-    g->meta_bytes = ccht_geom_meta_bytes(n_classes, n_pages, n_buckets);
+    g->meta_bytes = ccht_geom_meta_bytes(g->n_classes, n_pages, g->n_buckets);
     g->total = g->meta_off + g->meta_bytes;
     uint64_t m = 0;
     g->m_cnt = m;
@@ -213,7 +260,7 @@ static inline int ccht_geom_plan(ccht_geom *g, uint64_t budget, uint64_t max_ite
     g->m_pool = m;
     m += sizeof(ccht_pool);
     g->m_cls = m;
-    m += (uint64_t)n_classes * sizeof(ccht_class);
+    m += (uint64_t)g->n_classes * sizeof(ccht_class);
     g->m_page_class = m;
     m += 4ull * n_pages;
     g->m_page_run = m;
@@ -225,7 +272,6 @@ static inline int ccht_geom_plan(ccht_geom *g, uint64_t budget, uint64_t max_ite
     g->m_pool_stack = m;
     m += 4ull * n_pages;
     g->m_vmap = (m + 7) & ~7ull;
-    return g->total <= budget ? 0 : (*why = "layout exceeds the budget", -1);
 }
 
 /* Point T into a block laid out by g (host or device addresses). */
@@ -289,7 +335,7 @@ static inline void ccht_geom_meta_init(const ccht_geom *g, uint8_t *meta, bool k
     }
     ccht_pool *pl = (ccht_pool *)(meta + g->m_pool);
     pl->nfree = g->n_pages;
-    pl->limit = g->n_pages;
+    pl->limit = g->limit_pages;
     ccht_class *cls = (ccht_class *)(meta + g->m_cls);
     for (uint32_t c = 0; c < g->n_classes; c++) {
         cls[c].size = g->class_size[c];

@@ -7,7 +7,8 @@
  * in host memory or in device memory.
  *
  * Index: n_buckets buckets of CCHT_BUCKET_BYTES(ways) bytes each (ways = 4, 8
- * or 16 -> 64, 128, 256 bytes), laid out as
+ * or 16 -> 64, 128, 256 bytes; while the host engine resizes it, a second
+ * index beside it: ccht_view), laid out as
  *     uint64_t version;           lock bit 0 + counter (a seqlock)
  *     uint64_t slot[ways];        0 = empty, else a slot word (below)
  *     uint32_t stamp[ways];       recency stamp of each slot (logical clock)
@@ -122,6 +123,13 @@ typedef struct ccht_view {
     uint8_t *buckets;      /* n_buckets * bucket_bytes, 64-byte aligned */
     uint8_t *arena;        /* arena_bytes, 8-byte aligned chunks */
     uint64_t n_buckets;    /* any value >= 1 (fastrange, not a mask) */
+    /* A resize in progress (host engine; ccht.c): the new index of rs_n
+     * buckets (twice or half n_buckets), numbered n_buckets.. after the old
+     * ones; the items of old buckets [0, rs_done) have moved to it. rs_n = 0
+     * (and rs_done = 0): no resize. */
+    uint8_t *rs_buckets;
+    uint64_t rs_n;
+    uint64_t rs_done;
     uint64_t arena_bytes;
     uint64_t seed;         /* cudis_hash seed (database 0; ccht_db_seed) */
     uint64_t *db_items;    /* items per database 1.. (database 0: the rest); NULL: none */
@@ -133,7 +141,7 @@ typedef struct ccht_view {
 
 /* Where a key may live: its two candidate buckets and its fingerprint. */
 typedef struct ccht_hkey {
-    uint64_t b1, b2; /* b1 != b2 unless n_buckets == 1 */
+    uint64_t b1, b2; /* may be equal (a key with one bucket: 1 in n_buckets) */
     uint32_t fp;
 } ccht_hkey;
 

@@ -22,7 +22,17 @@ static void *store_create(const engine_config *cfg, char *why, size_t why_len)
     o.policy = cfg->policy;
     o.lfu_log_factor = cfg->lfu_log_factor;
     o.lfu_decay_time = cfg->lfu_decay_time;
+    o.resizable = cfg->index_resize;
     return ccht_create(&o, why, why_len);
+}
+
+/* Buckets of old index moved per tick, at most (ccht_resize_tick also
+ * stops after about a millisecond). */
+#define STORE_RESIZE_BUCKETS 65536u
+
+static int store_index_tick(void *s, int64_t now_ms, cudis_evbuf *ev)
+{
+    return ccht_resize_tick(s, now_ms, STORE_RESIZE_BUCKETS, ev);
 }
 
 static uint64_t store_clock(void *s)
@@ -120,6 +130,7 @@ const engine_store_ops ccht_store_ops = {
     .set_memory = store_set_memory,
     .clock = store_clock,
     .clock_tick = store_clock_tick,
+    .index_tick = store_index_tick,
     .stats = store_stats,
     .reset_stats = store_reset_stats,
     .info = store_info,

@@ -517,6 +517,15 @@ uint64_t engine_clock(engine *e)
     return b->ops->clock != NULL ? b->ops->clock(b->store) : 0;
 }
 
+int engine_index_tick(engine *e, int64_t now_ms, cudis_evbuf *ev)
+{
+    engine_backend *b = live_of(e);
+    if (b->ops->index_tick == NULL) {
+        return 0;
+    }
+    return b->ops->index_tick(b->store, now_ms, ev);
+}
+
 void engine_clock_tick(engine *e)
 {
     engine_backend *b = cur_of(e);

@@ -127,6 +127,11 @@ int engine_sweep(engine *e, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
  * concurrent with batches (the pacing state lives in the engine). The keys
  * reclaimed are reported to ev as engine_sweep does. */
 int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev);
+/* The store's index follows what is stored (engine_store_ops.index_tick;
+ * cfg.index_resize): a slice of a resize in progress, or the decision to
+ * start one. Same rules as engine_expire_tick: one caller, not concurrent
+ * with batches. Returns 1 while a resize is in progress. */
+int engine_index_tick(engine *e, int64_t now_ms, cudis_evbuf *ev);
 /* Change the eviction policy (enum cudis_policy) and the LFU counters'
  * lfu-log-factor / lfu-decay-time for the batches that follow
  * (engine_store_ops.set_policy): CUDIS_E_UNSUPPORTED when the store does

@@ -42,6 +42,9 @@ typedef struct engine_config {
                                * (0 = allkeys-lru; see set_policy) */
     uint32_t lfu_log_factor;  /* the LFU policies' counters: Redis's lfu-log-factor (10) */
     uint32_t lfu_decay_time;  /* and lfu-decay-time: minutes per decrement (1; 0: none) */
+    bool index_resize;        /* the index may follow what is stored (index_tick): the
+                               * CCHT in host memory resizes it; expected_item_bytes
+                               * is then only where it starts */
 } engine_config;
 
 typedef struct engine_store_ops {
@@ -108,6 +111,10 @@ typedef struct engine_store_ops {
     /* A second passed: move the clock past the store's stamp-refresh slack
      * (so a key read after a quiet spell is stamped anew). May be NULL. */
     void (*clock_tick)(void *store);
+    /* Resize the index toward what is stored, a slice at a time (with
+     * cfg.index_resize); not concurrent with execute or any other call.
+     * Returns 1 while a resize is in progress. May be NULL (a fixed index). */
+    int (*index_tick)(void *store, int64_t now_ms, cudis_evbuf *ev);
 
     void (*stats)(void *store, cudis_stats *out);
     void (*reset_stats)(void *store); /* zero hits/misses/evictions */

@@ -42,6 +42,7 @@ typedef struct srv_config {
     char *engine;
     long long engine_threads;
     long long engine_item_bytes;
+    bool engine_index_resize;
     long long engine_ways;
     long long io_threads;
     char *engine_pipeline;

@@ -107,6 +107,7 @@ int server_engine_setup(void)
     ec.threads = (uint32_t)srv.cfg.engine_threads;
     ec.ways = (uint32_t)srv.cfg.engine_ways;
     ec.expected_item_bytes = (uint32_t)srv.cfg.engine_item_bytes;
+    ec.index_resize = srv.cfg.engine_index_resize;
     ec.allow_empty_key = true;
     ec.lfu_log_factor = (uint32_t)srv.cfg.lfu_log_factor;
     ec.lfu_decay_time = (uint32_t)srv.cfg.lfu_decay_time;
