@@ -521,8 +521,11 @@ CUDIS_HD static inline void ccht_arena_free(const ccht_arena *a, uint64_t off, u
  * ---------------------------------------------------------------------- */
 
 /* Coldness of the item in chunk off under the policy (ccht_coldness;
- * UINT32_MAX when expired); false when no slot refers to the chunk. Racy:
- * a hint for choosing victims. */
+ * under volatile-ttl the nearer its expiry the colder, and one without an
+ * expiry, which the policy keeps, as warm as can be; UINT32_MAX when
+ * expired); false when no slot refers to the chunk. Racy: a hint for
+ * choosing victims, also between the pages of different classes (a page
+ * move must not take long-lived keys for short-lived ones). */
 CUDIS_HD static inline bool ccht_chunk_age(const ccht_view *v, uint64_t off, uint32_t now_stamp,
                                            int64_t now_ms, uint32_t policy, uint32_t decay_time,
                                            uint32_t *age)
@@ -534,6 +537,11 @@ CUDIS_HD static inline bool ccht_chunk_age(const ccht_view *v, uint64_t off, uin
     }
     if (ccht_slot_expired(v, loc.word, now_ms)) {
         *age = UINT32_MAX;
+    } else if (policy == CUDIS_POL_VOLATILE_TTL) {
+        int64_t left = (loc.word & CCHT_SLOT_EXP)
+                           ? ccht_item_expire(v, off, ccht_item_h0(v, off)) - now_ms
+                           : INT64_MAX;
+        *age = left >= (int64_t)UINT32_MAX - 1 ? 0 : UINT32_MAX - 1 - (uint32_t)left;
     } else {
         *age = ccht_coldness(policy, decay_time,
                              cudis_load_relaxed_u32(ccht_bkt_stamp(v, loc.bucket, loc.way)),

@@ -50,7 +50,7 @@ static inline uint64_t ccht_align(uint64_t v, uint64_t a)
 }
 
 /* Size classes for pages of page_bytes when n_pages of them exist: fine
- * classes (8-byte steps to 128, then x1.125) when pages are plentiful;
+ * classes (8-byte steps to 128, then x1.0625) when pages are plentiful;
  * with few pages fewer and coarser classes (a quarter as many as pages, at
  * least 8), so that the classes in use do not outnumber the pages. The
  * last class is a whole page. Returns the count. */
@@ -66,7 +66,7 @@ static inline uint32_t ccht_geom_classes(uint64_t page_bytes, uint32_t n_pages, 
         }
         sz = 128;
         while (n < CCHT_MAX_CLASSES - 1) {
-            uint64_t next = (sz * 9 / 8 + 7) & ~7ull;
+            uint64_t next = (sz * 17 / 16 + 7) & ~7ull;
             if (next >= page_bytes) {
                 break;
             }
