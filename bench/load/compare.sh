@@ -146,9 +146,8 @@ PKEYS=$(( 4 * PFIT ))
 if want pressure; then
 echo "== pressure: $PKEYS keys x $((PVAL + 16)) B = 4x the ${MEM} MB limit, Zipf 0.99, 90/10 + fill on miss," \
   "warm-up $((8 * PFIT)) requests, measure $((4 * PFIT)) =="
-# cudis sizes its cuckoo index against value memory from the expected item
-# size (default 64 B); tell it the item size as an operator would.
-CUDIS_ARGS="${CUDIS_ARGS:-} --engine-item-bytes $((PVAL + 16))"
+# every server with its defaults: cudis's index follows the stored item
+# size (engine-index-resize), no item-size option is passed
 start_all
 point pressure "$STD_CONNS" 4 "" -k "$PKEYS" --zipf 0.99 -v "$PVAL" -r 0.9 --fill-on-miss \
   -w 0 -W $((8 * PFIT)) -n $((4 * PFIT))
