@@ -37,7 +37,7 @@ void ccht_options_default(ccht_options *o)
     o->lfu_decay_time = 1;
 }
 
-static void *map_zero(uint64_t bytes)
+static void *map_zero(uint64_t bytes, bool huge)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
                    -1, 0);
@@ -47,7 +47,7 @@ static void *map_zero(uint64_t bytes)
 #ifdef MADV_HUGEPAGE
     /* Random probes over a big index miss the TLB on 4 KiB pages (and a
      * prefetch that misses the TLB may be dropped): ask for huge pages. */
-    if (bytes >= (2u << 20)) {
+    if (huge && bytes >= (2u << 20)) {
         madvise(p, bytes, MADV_HUGEPAGE);
     }
 #endif
@@ -113,7 +113,7 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     t->idx_bytes = t->g.index_bytes;
     t->opt = o;
     t->mem_bytes = t->g.total;
-    t->mem = map_zero(t->mem_bytes);
+    t->mem = map_zero(t->mem_bytes, true);
     if (!t->mem) {
         fail(why, why_len, "cannot map memory");
         free(t);
@@ -722,7 +722,7 @@ void ccht_clock_tick(ccht *t)
  * Resizing the index (ccht_resize_tick)
  * ---------------------------------------------------------------------- */
 
-#define CCHT_RS_STEP_NS 1000000ull /* about this much work per call */
+#define CCHT_RS_STEP_NS 2000000ull /* about this much work per call */
 #define CCHT_RS_MIN_ITEMS 1024     /* fewer items say nothing about their size */
 
 uint64_t ccht_buckets(const ccht *t)
@@ -746,7 +746,10 @@ int ccht_resize_start(ccht *t, uint64_t m)
     /* a doubling gets a new mapping; a halving runs in place (new bucket k
      * takes old 2k and 2k + 1, k <= 2k: old bucket k has moved by then) */
     uint64_t bytes = m > n ? index_bytes_for(t, m) : 0;
-    uint8_t *map = m > n ? map_zero(bytes) : v->buckets;
+    /* no huge-page advice yet: a fault would compact memory on the spot
+     * (defrag "madvise"), a stall of milliseconds in the middle of a slice;
+     * rs_finish gives the advice once the new index is filled */
+    uint8_t *map = m > n ? map_zero(bytes, false) : v->buckets;
     if (map == NULL) {
         return CUDIS_E_NOMEM;
     }
@@ -845,8 +848,10 @@ static void rs_move_bucket(ccht *t, uint64_t b, uint32_t shard, ccht_tally *ty, 
         *ccht_bkt_stamp(v, b, w) = 0;
         uint64_t off = ccht_slot_off(word);
         ccht_hkey hk;
-        bool placed = false;
-        if (ccht_chunk_hkey(v, off, &hk)) {
+        /* a halving knows the bucket without the key: old b's stretch of
+         * hash space is new b / 2's */
+        bool placed = v->rs_n < v->n_buckets && rs_put(v, v->n_buckets + (b >> 1), word, stamp);
+        if (!placed && ccht_chunk_hkey(v, off, &hk)) {
             /* the new bucket over the stretch of hash space b covered
              * first: a scan that has passed it has passed b too */
             uint64_t cand[2] = {hk.b1, hk.b2};
@@ -866,7 +871,9 @@ static void rs_move_bucket(ccht *t, uint64_t b, uint32_t shard, ccht_tally *ty, 
             ccht_arena_free(&T->a, off, shard + w);
         }
     }
-    cudis_vmap_unmark(v->vmap, v->vmap_words, b);
+    if (cudis_vmap_test(v->vmap, b)) {
+        cudis_vmap_unmark(v->vmap, v->vmap_words, b);
+    }
 }
 
 /* Every old bucket has moved: the new index becomes the index. Its
@@ -908,6 +915,9 @@ static void rs_finish(ccht *t)
         } else {
             madvise(t->mem, t->g.index_bytes, MADV_DONTNEED);
         }
+#ifdef MADV_HUGEPAGE
+        madvise(t->rs_map, t->rs_map_bytes, MADV_HUGEPAGE); /* khugepaged may collapse it */
+#endif
         t->idx_map = t->rs_map;
         t->idx_map_bytes = t->rs_map_bytes;
         t->rs_map = NULL;
@@ -937,8 +947,22 @@ int ccht_resize_step(ccht *t, uint32_t max_buckets, cudis_evbuf *ev)
     ccht_tally_zero(&ty);
     uint32_t shard = (uint32_t)t0;
     for (uint32_t k = 0; k < max_buckets && v->rs_done < v->n_buckets; k++) {
+        if (v->rs_done + 16 < v->n_buckets) {
+            const uint8_t *ahead = ccht_bkt(v, v->rs_done + 16);
+            CCHT_PREFETCH(ahead);
+            CCHT_PREFETCH(ahead + v->bucket_bytes - 8);
+        }
+        if (v->rs_n > v->n_buckets && v->rs_done + 4 < v->n_buckets) {
+            /* a doubling hashes each key: its item's first bytes, ahead */
+            for (uint32_t w = 0; w < v->ways; w++) {
+                uint64_t word = *ccht_bkt_slot(v, v->rs_done + 4, w);
+                if (word != 0) {
+                    CCHT_PREFETCH(v->arena + ccht_slot_off(word));
+                }
+            }
+        }
         rs_move_bucket(t, v->rs_done, shard + k * v->ways, &ty, ev);
-        if ((k & 63) == 63 && cudis_mono_ns() - t0 > CCHT_RS_STEP_NS) {
+        if ((k & 15) == 15 && cudis_mono_ns() - t0 > CCHT_RS_STEP_NS) {
             break;
         }
     }

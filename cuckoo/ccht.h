@@ -75,8 +75,8 @@ uint64_t ccht_set_memory(ccht *t, uint64_t bytes);
  * least 1.5x away from it), makes room for the new index in the arena
  * (lowering its page limit; the pages above it are given back, evicting,
  * over the following calls), then moves the items of the old index's
- * buckets into the new one, at most max_buckets a call and about a
- * millisecond of work. Items move as slot words only; their bytes stay.
+ * buckets into the new one, at most max_buckets a call and about two
+ * milliseconds of work. Items move as slot words only; their bytes stay.
  * A shrink (only under the allkeys-* policies, and only when the index is
  * at most 30% full) may evict an item whose new buckets are full. Must not
  * run concurrently with any other call on the table (the server runs it

@@ -27,7 +27,7 @@ static void *store_create(const engine_config *cfg, char *why, size_t why_len)
 }
 
 /* Buckets of old index moved per tick, at most (ccht_resize_tick also
- * stops after about a millisecond). */
+ * stops after about two milliseconds). */
 #define STORE_RESIZE_BUCKETS 65536u
 
 static int store_index_tick(void *s, int64_t now_ms, cudis_evbuf *ev)

@@ -211,7 +211,9 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
             uint64_t t0 = cudis_mono_ns();
             cudis_evbuf *ev = keyspace_wants_events() ? keyspace_evbuf(&lp->sweep_ev) : NULL;
             engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, ev); /* counted by the engine */
-            engine_index_tick(srv.eng, now, ev); /* evictions it makes are counted there too */
+            uint64_t t1 = cudis_mono_ns();
+            engine_index_tick(srv.eng, now, ev); /* evictions are counted there too */
+            observe_event("index-resize", (cudis_mono_ns() - t1) / 1000);
             observe_event("expire-cycle", (cudis_mono_ns() - t0) / 1000);
             if (ev != NULL) {
                 keyspace_engine_events(lp, ev);
