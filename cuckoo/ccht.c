@@ -138,7 +138,8 @@ uint64_t ccht_clock(const ccht *t)
 uint64_t ccht_set_memory(ccht *t, uint64_t bytes)
 {
     uint64_t fixed = __atomic_load_n(&t->idx_bytes, __ATOMIC_RELAXED) +
-                     __atomic_load_n(&t->rs_reserve, __ATOMIC_RELAXED) + t->g.meta_bytes;
+                     __atomic_load_n(&t->rs_reserve, __ATOMIC_RELAXED) + t->g.meta_bytes +
+                     8 * __atomic_load_n(&t->vmap_own_words, __ATOMIC_RELAXED);
     if (bytes > t->opt.memory_bytes) {
         bytes = t->opt.memory_bytes;
     }
@@ -1018,6 +1019,19 @@ int ccht_resize_tick(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_evbuf 
     }
     uint64_t m = rs_wanted(t);
     uint64_t reserve = m > t->T.v.n_buckets ? index_bytes_for(t, m) : 0; /* a halving needs none */
+    const ccht_pool *pl = t->T.a.pool;
+    if (reserve && !ccht_policy_takes(ccht_policy_of(&t->T), false)) {
+        /* under a policy that keeps items (noeviction, volatile-*) the
+         * arena gives no page for the new index: only free ones */
+        uint32_t lim = __atomic_load_n(&pl->limit, __ATOMIC_RELAXED);
+        uint32_t used = __atomic_load_n(&pl->pages_used, __ATOMIC_RELAXED);
+        uint64_t free_pages = used < lim ? lim - used : 0;
+        uint64_t had = __atomic_load_n(&t->rs_reserve, __ATOMIC_RELAXED);
+        if ((free_pages * t->g.page_bytes + had) < reserve) {
+            m = 0;
+            reserve = 0;
+        }
+    }
     if (reserve != __atomic_load_n(&t->rs_reserve, __ATOMIC_RELAXED)) {
         __atomic_store_n(&t->rs_reserve, reserve, __ATOMIC_RELAXED);
         ccht_set_memory(t, t->budget);
@@ -1025,7 +1039,6 @@ int ccht_resize_tick(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_evbuf 
     if (m == 0) {
         return 0;
     }
-    const ccht_pool *pl = t->T.a.pool;
     if (__atomic_load_n(&pl->pages_used, __ATOMIC_RELAXED) >
         __atomic_load_n(&pl->limit, __ATOMIC_RELAXED)) {
         /* room for the new index first: the coldest pages go */

@@ -50,7 +50,10 @@ static inline uint64_t ccht_align(uint64_t v, uint64_t a)
 }
 
 /* Size classes for pages of page_bytes when n_pages of them exist: fine
- * classes (8-byte steps to 128, then x1.0625) when pages are plentiful;
+ * classes when pages are plentiful (8-byte steps to 128, then x1.0625 up
+ * to a 32nd of a page, then a whole number of chunks per page, 32 down to
+ * 2: with a few big chunks per page geometric steps left up to a chunk's
+ * worth at the end of each page: 4,024-byte items sat 7 to a 32 KiB page);
  * with few pages fewer and coarser classes (a quarter as many as pages, at
  * least 8), so that the classes in use do not outnumber the pages. The
  * last class is a whole page. Returns the count. */
@@ -67,11 +70,17 @@ static inline uint32_t ccht_geom_classes(uint64_t page_bytes, uint32_t n_pages, 
         sz = 128;
         while (n < CCHT_MAX_CLASSES - 1) {
             uint64_t next = (sz * 17 / 16 + 7) & ~7ull;
-            if (next >= page_bytes) {
+            if (next >= page_bytes / 32) {
                 break;
             }
             size[n++] = (uint32_t)next;
             sz = next;
+        }
+        for (uint64_t per = 32; per >= 2 && n < CCHT_MAX_CLASSES - 1; per--) {
+            uint64_t s = (page_bytes / per) & ~7ull;
+            if (s > size[n - 1] && s < page_bytes) {
+                size[n++] = (uint32_t)s;
+            }
         }
     } else {
         if (target < 8) {

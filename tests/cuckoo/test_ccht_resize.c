@@ -339,3 +339,49 @@ Test(resize, items_of_48_bytes_keep_the_first_size)
     cr_assert_eq(ccht_buckets(t), nb);
     ccht_destroy(t);
 }
+
+/* Under noeviction the index grows only into free arena pages, evicting
+ * nothing: every write it acknowledged stays, and it takes more after. */
+Test(resize, noeviction_grows_without_evicting)
+{
+    ccht_options o;
+    ccht_options_default(&o);
+    o.memory_bytes = 16 << 20;
+    o.resizable = true;
+    o.policy = CUDIS_POL_NOEVICTION;
+    char why[128] = "";
+    ccht *t = ccht_create(&o, why, sizeof(why));
+    cr_assert_not_null(t, "create: %s", why);
+    uint64_t nb = ccht_buckets(t);
+    static uint8_t ok[4000000];
+    char k[32], v[4];
+    uint32_t i = 0, acked = 0, refused = 0;
+    for (int round = 0; round < 2; round++) {
+        for (refused = 0; refused < 1000 && i < sizeof(ok); i++) {
+            uint32_t kl = key_of(k, i);
+            memset(v, 'a' + (int)(i % 26), sizeof(v));
+            int rc = ccht_set(t, k, kl, v, 4, 0, 0);
+            cr_assert(rc == 1 || rc == CUDIS_E_FULL, "set %u: %d", i, rc);
+            ok[i] = rc == 1;
+            acked += rc == 1;
+            refused += rc != 1;
+            if (i % 4096 == 4095) {
+                ccht_resize_tick(t, NOW, 65536, NULL);
+            }
+        }
+        for (int n = 0; n < 1000 && ccht_resize_tick(t, NOW, 65536, NULL) == 1; n++) {
+        }
+    }
+    cudis_stats s = stats(t);
+    cr_assert_eq(s.evict_bucket + s.evict_memory, 0, "noeviction evicted");
+    cr_assert_geq(ccht_buckets(t), 2 * nb, "the index grew");
+    cr_assert_eq(s.items, acked);
+    for (uint32_t j = 0; j < i; j++) {
+        if (ok[j]) {
+            cr_assert_eq(has(t, j, 4), 1, "acknowledged key %u lost", j);
+        }
+    }
+    cr_assert_gt((double)acked, 1.2 * (double)(nb * 8 * 0.9), "%u acknowledged", acked);
+    audit(t, "after");
+    ccht_destroy(t);
+}
