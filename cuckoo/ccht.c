@@ -1002,7 +1002,7 @@ static uint64_t rs_wanted(const ccht *t)
     uint32_t pol = ccht_policy_of(&t->T);
     bool evicts_any = pol == CUDIS_POL_ALLKEYS_LRU || pol == CUDIS_POL_ALLKEYS_LFU ||
                       pol == CUDIS_POL_ALLKEYS_RANDOM;
-    if (evicts_any && slots >= 3.0 * best && (double)items <= 0.3 * slots && n % 2 == 0 &&
+    if (evicts_any && slots >= 2.0 * best && (double)items <= 0.35 * slots && n % 2 == 0 &&
         n / 2 >= t->min_buckets) {
         return n / 2;
     }

@@ -70,15 +70,18 @@ uint64_t ccht_set_memory(ccht *t, uint64_t bytes);
 /*
  * The index follows what is stored (a table created with o.resizable):
  * each call decides from the items held now (their count, their average
- * chunk size) whether the index should be twice or half as big (the size
- * at which a full arena fills about 90% of the slots, with hysteresis: at
- * least 1.5x away from it), makes room for the new index in the arena
- * (lowering its page limit; the pages above it are given back, evicting,
- * over the following calls), then moves the items of the old index's
- * buckets into the new one, at most max_buckets a call and about two
- * milliseconds of work. Items move as slot words only; their bytes stay.
- * A shrink (only under the allkeys-* policies, and only when the index is
- * at most 30% full) may evict an item whose new buckets are full. Must not
+ * chunk size) whether the index should be twice or half as big, against
+ * the size at which a full arena fills about 90% of the slots ("best"):
+ * twice when best is at least 1.5x today's and 75% of the slots are used,
+ * half when today's is at least 2x best and at most 35% of the slots are
+ * used (only under the allkeys-* policies). A doubling first makes room
+ * for the new index in the arena (lowering its page limit; the pages above
+ * it are given back, evicting, over the following calls; under a policy
+ * that keeps items only free pages will do); a halving runs in place. Then
+ * the items of the old index's buckets move into the new one, at most
+ * max_buckets a call and about two milliseconds of work: slot words only,
+ * item bytes stay. A halving may evict an item whose new buckets are full
+ * even after one cuckoo step (rare at that load). Must not
  * run concurrently with any other call on the table (the server runs it
  * where it runs expiry, between batches). Returns 1 while a resize is in
  * progress, 0 when none is. No-op on a table that is not resizable.
