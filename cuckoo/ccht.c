@@ -17,6 +17,7 @@
 
 #define CCHT_DEFAULT_SEED 0x5bd1e9955bd1e995ull
 #define CCHT_RS_HALVINGS_MAX 16 /* the index shrinks to a 16th of its first size at most */
+#define CCHT_GROW_MAX 4         /* a resizable table's budget may be raised to 4x its first */
 #define CCHT_PIPE 16 /* ops hashed and bucket-prefetched ahead in a batch */
 #define CCHT_PIPE_ITEM 6 /* ops whose items are prefetched ahead */
 
@@ -95,6 +96,7 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
         return NULL;
     }
     t->min_buckets = t->max_buckets = t->g.n_buckets;
+    t->mem_max = o.memory_bytes;
     if (o.resizable && o.max_items == 0 && t->g.n_buckets >= 2 * CCHT_RS_HALVINGS_MAX) {
         /* a whole number of buckets after each of the halvings allowed */
         uint64_t nb = t->g.n_buckets / CCHT_RS_HALVINGS_MAX * CCHT_RS_HALVINGS_MAX;
@@ -104,11 +106,16 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
             return NULL;
         }
         t->min_buckets = nb / CCHT_RS_HALVINGS_MAX;
-        t->max_buckets = o.memory_bytes / 2 / t->g.bucket_bytes;
+        /* room in address space for a raised budget (CONFIG SET maxmemory):
+         * only the pages' metadata, 20 bytes a page, costs memory */
+        if (o.memory_bytes <= UINT64_MAX / CCHT_GROW_MAX) {
+            t->mem_max = o.memory_bytes * CCHT_GROW_MAX;
+        }
+        t->max_buckets = t->mem_max / 2 / t->g.bucket_bytes;
         if (t->max_buckets < nb) {
             t->max_buckets = nb;
         }
-        ccht_geom_widen(&t->g, o.memory_bytes, t->min_buckets);
+        ccht_geom_widen(&t->g, t->mem_max, t->min_buckets);
     }
     t->idx_bytes = t->g.index_bytes;
     t->opt = o;
@@ -122,6 +129,7 @@ ccht *ccht_create(const ccht_options *opt, char *why, size_t why_len)
     ccht_geom_bind(&t->g, &t->T, t->mem, o.max_key_len, o.max_val_len, o.allow_empty_key, o.seed);
     ccht_geom_meta_init(&t->g, t->mem + t->g.meta_off, false);
     t->budget = o.memory_bytes;
+    ccht_set_memory(t, o.memory_bytes); /* the page limit with the meta as laid out */
     if (ccht_set_policy(t, o.policy, o.lfu_log_factor, o.lfu_decay_time) != CUDIS_OK) {
         fail(why, why_len, "unknown eviction policy");
         ccht_destroy(t);
@@ -140,8 +148,8 @@ uint64_t ccht_set_memory(ccht *t, uint64_t bytes)
     uint64_t fixed = __atomic_load_n(&t->idx_bytes, __ATOMIC_RELAXED) +
                      __atomic_load_n(&t->rs_reserve, __ATOMIC_RELAXED) + t->g.meta_bytes +
                      8 * __atomic_load_n(&t->vmap_own_words, __ATOMIC_RELAXED);
-    if (bytes > t->opt.memory_bytes) {
-        bytes = t->opt.memory_bytes;
+    if (bytes > t->mem_max) {
+        bytes = t->mem_max;
     }
     uint64_t pages = bytes > fixed ? (bytes - fixed) / t->g.page_bytes : 0;
     if (pages < 2) { /* the index stays whole: the least that holds items */
@@ -979,8 +987,20 @@ int ccht_resize_step(ccht *t, uint32_t max_buckets, cudis_evbuf *ev)
     return done ? 0 : 1;
 }
 
-/* The index size the items held now call for: twice or half today's, or
- * 0 for this one. */
+/* Items a store of `avail` bytes holds with an index of `slots` slots
+ * when they take `avg` bytes each: what the index holds (90% of its
+ * slots) or what the memory beside it holds, whichever is less. */
+static double rs_held(double slots, double slot_bytes, double avail, double avg)
+{
+    double by_index = 0.9 * slots, by_memory = (avail - slots * slot_bytes) / avg;
+    return by_index < by_memory ? by_index : by_memory;
+}
+
+/* The index size the items held now call for: twice or half today's, when
+ * that holds 2% more items of their average size in the budget, or 0 for
+ * this one. A doubling waits until the index is half full; a halving needs
+ * a policy that may evict (a merge that finds both buckets full does) and
+ * an index at most 40% full. */
 static uint64_t rs_wanted(const ccht *t)
 {
     const ccht_view *v = &t->T.v;
@@ -994,16 +1014,17 @@ static uint64_t rs_wanted(const ccht *t)
     double slots = (double)n * v->ways;
     double avg = (double)chunk / (double)items;
     double slot_bytes = (double)v->bucket_bytes / v->ways;
-    /* the slots at which an arena full of such items fills 90% of them */
-    double best = (double)(budget - t->g.meta_bytes) / (slot_bytes + 0.9 * avg);
-    if (best >= 1.5 * slots && (double)items >= 0.75 * slots && 2 * n <= t->max_buckets) {
+    double avail = (double)(budget - t->g.meta_bytes);
+    double now = rs_held(slots, slot_bytes, avail, avg);
+    if (2 * n <= t->max_buckets && (double)items >= 0.5 * slots &&
+        rs_held(2 * slots, slot_bytes, avail, avg) > 1.02 * now) {
         return 2 * n;
     }
     uint32_t pol = ccht_policy_of(&t->T);
     bool evicts_any = pol == CUDIS_POL_ALLKEYS_LRU || pol == CUDIS_POL_ALLKEYS_LFU ||
                       pol == CUDIS_POL_ALLKEYS_RANDOM;
-    if (evicts_any && slots >= 2.0 * best && (double)items <= 0.35 * slots && n % 2 == 0 &&
-        n / 2 >= t->min_buckets) {
+    if (evicts_any && n % 2 == 0 && n / 2 >= t->min_buckets && (double)items <= 0.4 * slots &&
+        rs_held(slots / 2, slot_bytes, avail, avg) > 1.02 * now) {
         return n / 2;
     }
     return 0;

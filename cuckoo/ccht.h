@@ -45,7 +45,8 @@ typedef struct ccht_options {
     uint32_t lfu_decay_time;      /* and lfu-decay-time, minutes per decrement (1; 0: none) */
     bool resizable;               /* the index may be resized (ccht_resize_tick): from
                                    * expected_item_bytes' size down to a 16th and up to
-                                   * half the budget, the arena taking what it leaves */
+                                   * half the budget, the arena taking what it leaves;
+                                   * and the budget may be raised up to 4x */
 } ccht_options;
 
 /* Fill `o` with the defaults above and memory_bytes = 64 MiB. */
@@ -61,7 +62,8 @@ ccht *ccht_create(const ccht_options *o, char *why, size_t why_len);
 int ccht_set_policy(ccht *t, uint32_t policy, uint32_t lfu_log_factor, uint32_t lfu_decay_time);
 
 /* Change the memory budget at runtime, up to the one the table was created
- * with (its block is that big) and down to its index and two pages: the
+ * with (its block is that big; a resizable table's block spans 4x that in
+ * address space, so up to 4x) and down to its index and two pages: the
  * arena may then hold fewer pages; the sweep gives the extra ones back
  * (evicting as the policy says, a few pages a call) and writes stop taking
  * new pages at once. Returns the budget in force (bytes). */
@@ -70,11 +72,11 @@ uint64_t ccht_set_memory(ccht *t, uint64_t bytes);
 /*
  * The index follows what is stored (a table created with o.resizable):
  * each call decides from the items held now (their count, their average
- * chunk size) whether the index should be twice or half as big, against
- * the size at which a full arena fills about 90% of the slots ("best"):
- * twice when best is at least 1.5x today's and 75% of the slots are used,
- * half when today's is at least 2x best and at most 35% of the slots are
- * used (only under the allkeys-* policies). A doubling first makes room
+ * chunk size) whether an index twice or half as big would hold 2% more
+ * such items in the budget (an index holds 90% of its slots' worth, the
+ * memory beside it what it can); twice only once half the slots are used,
+ * half only under the allkeys-* policies and with at most 40% of the slots
+ * used. A doubling first makes room
  * for the new index in the arena (lowering its page limit; the pages above
  * it are given back, evicting, over the following calls; under a policy
  * that keeps items only free pages will do); a halving runs in place. Then

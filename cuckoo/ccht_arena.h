@@ -243,6 +243,24 @@ CUDIS_HD static inline bool ccht_pool_room(const ccht_pool *pl)
     return cudis_load_relaxed_u32(&pl->pages_used) < cudis_load_relaxed_u32(&pl->limit);
 }
 
+/* With pool.lock held: page p is being taken (ccht_pool.high). */
+CUDIS_HD static inline void ccht_pool_saw(ccht_pool *pl, uint32_t p)
+{
+    if (p + 1 > cudis_load_relaxed_u32(&pl->high)) {
+        cudis_store_relaxed_u32(&pl->high, p + 1);
+    }
+}
+
+/* The pages a sample of pages in use draws from: [0, ccht_pages_span). A
+ * resizable host table's arena spans more pages than its budget lets it
+ * use; drawing from all of them would waste most draws on pages never
+ * used (and sample victims worse). */
+CUDIS_HD static inline uint32_t ccht_pages_span(const ccht_arena *a)
+{
+    uint32_t h = cudis_load_relaxed_u32(&a->pool->high);
+    return h > 0 && h < a->n_pages ? h : a->n_pages;
+}
+
 /* Take the top free page (its class becomes CCHT_PG_MOVING: the caller's). */
 CUDIS_HD static inline uint32_t ccht_pool_take(const ccht_arena *a)
 {
@@ -255,6 +273,7 @@ CUDIS_HD static inline uint32_t ccht_pool_take(const ccht_arena *a)
     uint32_t n = cudis_load_relaxed_u32(&pl->nfree);
     if (n > 0 && ccht_pool_room(pl)) {
         p = cudis_load_relaxed_u32(&a->pool_stack[n - 1]);
+        ccht_pool_saw(pl, p);
         cudis_store_relaxed_u32(&pl->nfree, n - 1);
         cudis_store_relaxed_u32(&a->page_pos[p], CCHT_NONE32);
         cudis_store_relaxed_u32(&a->page_class[p], CCHT_PG_MOVING);
@@ -274,6 +293,7 @@ CUDIS_HD static inline bool ccht_do_pool_remove(const ccht_arena *a, uint32_t p)
     }
     uint32_t i = cudis_load_relaxed_u32(&a->page_pos[p]);
     uint32_t n = cudis_load_relaxed_u32(&pl->nfree) - 1;
+    ccht_pool_saw(pl, p);
     uint32_t last = cudis_load_relaxed_u32(&a->pool_stack[n]);
     cudis_store_relaxed_u32(&a->pool_stack[i], last);
     cudis_store_relaxed_u32(&a->page_pos[last], i);
@@ -616,7 +636,7 @@ CUDIS_HD static inline bool ccht_evict_in_class(const ccht_table *T, uint32_t cl
     for (uint32_t probe = 0; probe < CCHT_SAMPLE_PROBES && seen < CCHT_SAMPLE; probe++) {
         uint64_t r = ccht_rng(m->rng);
         uint32_t p = (probe & 1) ? cudis_load_relaxed_u32(&k->ring[r % CCHT_RING])
-                                 : (uint32_t)((r >> 32) % a->n_pages);
+                                 : (uint32_t)((r >> 32) % ccht_pages_span(a));
         if (p >= a->n_pages || cudis_load_relaxed_u32(&a->page_class[p]) != cls ||
             cudis_load_relaxed_u32(&a->page_drain[p])) {
             continue;
@@ -858,7 +878,7 @@ CUDIS_HD static inline bool ccht_move_page(const ccht_table *T, uint32_t cls, ui
     }
     uint32_t victim = CCHT_NONE32, vage = 0, seen = 0;
     for (int tries = 0; tries < 32 && seen < 4; tries++) {
-        uint32_t p = (uint32_t)(ccht_rng(m->rng) % a->n_pages);
+        uint32_t p = (uint32_t)(ccht_rng(m->rng) % ccht_pages_span(a));
         uint32_t d = cudis_load_acq_u32(&a->page_class[p]);
         if (d == cls || (d >= a->n_classes && d != CCHT_PG_LARGE)) {
             continue;

@@ -19,6 +19,7 @@ struct ccht {
     uint8_t *mem;     /* the block (mmap) */
     uint64_t mem_bytes;
     uint64_t budget; /* the memory budget in force (ccht_set_memory) */
+    uint64_t mem_max; /* the most it may be raised to (the block's address space) */
     /* the resizable index (ccht_resize_tick) */
     uint64_t min_buckets, max_buckets; /* what it may be resized to (equal: not resizable) */
     uint64_t idx_bytes;                /* bytes of the index (both during a resize), atomic */

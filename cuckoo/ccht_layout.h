@@ -202,7 +202,9 @@ typedef struct ccht_pool {
     uint32_t limit;      /* most pages in use (CONFIG SET maxmemory below the
                           * creation budget lowers it; the sweep gives back
                           * pages while pages_used is above it) */
-    uint32_t pad_[26];
+    uint32_t high;       /* 1 + the highest page ever taken (the stack hands out
+                          * low pages first): samples of pages in use look below it */
+    uint32_t pad_[25];
 } ccht_pool;
 
 /* Table counters (uint64 each; gauges are signed deltas added as uint64). */

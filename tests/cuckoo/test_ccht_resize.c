@@ -385,3 +385,18 @@ Test(resize, noeviction_grows_without_evicting)
     audit(t, "after");
     ccht_destroy(t);
 }
+
+/* A resizable table's budget may be raised to 4x its first (its block
+ * spans that in address space) and holds about that much more. */
+Test(resize, budget_raised_up_to_4x)
+{
+    ccht *t = mk(8 << 20, true);
+    uint64_t first = fill_and_settle(t, 1000, 20000);
+    cr_assert_eq(ccht_set_memory(t, 32 << 20), 32u << 20);
+    cr_assert_eq(ccht_set_memory(t, 64 << 20), 32u << 20, "no more than 4x");
+    uint64_t more = fill_and_settle(t, 1000, 60000);
+    cr_assert_gt((double)more, 3.5 * (double)first, "%llu items at 32 MiB, %llu at 8 MiB",
+                 (unsigned long long)more, (unsigned long long)first);
+    cr_assert_leq(stats(t).bytes_used, 32u << 20);
+    ccht_destroy(t);
+}

@@ -180,6 +180,21 @@ class Policies(unittest.TestCase):
         self.assertEqual(self.fill("c", 40000), 40000)
         self.assertGreater(self.r.dbsize(), low * 2)
 
+    def test_maxmemory_raised_beyond_the_start(self):
+        """CONFIG SET maxmemory above what the server started with: the
+        store grows into it (the cpu engine up to 4x its first budget)."""
+        self.start("allkeys-lru", maxmemory="16mb")
+        self.assertEqual(self.fill("a", 40000), 40000)
+        held = self.r.dbsize()
+        self.assertLess(held, 40000, "16mb holds fewer than all")
+        self.assertTrue(self.r.config_set("maxmemory", "48mb"))
+        self.assertEqual(self.r.config_get("maxmemory"), {"maxmemory": str(48 << 20)})
+        self.assertEqual(self.fill("b", 40000), 40000)
+        self.assertGreater(self.r.dbsize(), held * 2)
+        used = self.r.info("memory")["used_memory"]
+        self.assertGreater(used, 32 << 20)
+        self.assertLessEqual(used, 49 << 20)
+
 
 if __name__ == "__main__":
     e2e_server.main(sys.modules[__name__])
