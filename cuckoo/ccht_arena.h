@@ -211,7 +211,9 @@ CUDIS_HD static inline uint32_t ccht_arena_class_for(const ccht_arena *a, uint64
 {
     if (size > a->class_size[a->n_classes - 1]) {
         uint64_t n = (size + a->page_bytes - 1) >> a->page_shift;
-        return n > a->n_pages ? CCHT_NONE32 : CCHT_CLS_LARGE + (uint32_t)n;
+        /* more pages than the budget lets be in use: it can never fit */
+        return n > cudis_load_relaxed_u32(&a->pool->limit) ? CCHT_NONE32
+                                                           : CCHT_CLS_LARGE + (uint32_t)n;
     }
     /* fine classes step by 8 bytes up to 128 (ccht_geom.h) */
     if (size <= 128) {
@@ -259,6 +261,18 @@ CUDIS_HD static inline uint32_t ccht_pages_span(const ccht_arena *a)
 {
     uint32_t h = cudis_load_relaxed_u32(&a->pool->high);
     return h > 0 && h < a->n_pages ? h : a->n_pages;
+}
+
+/* The pages a run of pages is looked for in: [0, ccht_run_span). The stack
+ * hands out low pages first and takes freed ones back on top, so single
+ * pages stay below the limit; runs must too, or a resizable table's wider
+ * arena would touch (and keep resident) pages all over its address space. */
+CUDIS_HD static inline uint32_t ccht_run_span(const ccht_arena *a)
+{
+    uint32_t lim = cudis_load_relaxed_u32(&a->pool->limit);
+    uint32_t h = cudis_load_relaxed_u32(&a->pool->high);
+    uint32_t s = lim > h ? lim : h;
+    return s > 0 && s < a->n_pages ? s : a->n_pages;
 }
 
 /* Take the top free page (its class becomes CCHT_PG_MOVING: the caller's). */
@@ -472,7 +486,15 @@ CUDIS_HD static inline uint64_t ccht_alloc_run(const ccht_arena *a, uint32_t n)
     }
     uint64_t off = CCHT_NO_CHUNK;
     ccht_spin_lock(&pl->lock);
-    uint32_t np = a->n_pages;
+    /* the pool's limit must allow all n in use (every change to pages_used
+     * is made under this lock): taking a page the limit refuses would
+     * leave it on the stack, marked in use */
+    if ((uint64_t)cudis_load_relaxed_u32(&pl->pages_used) + n >
+        cudis_load_relaxed_u32(&pl->limit)) {
+        ccht_spin_unlock(&pl->lock);
+        return CCHT_NO_CHUNK;
+    }
+    uint32_t np = ccht_run_span(a);
     uint32_t start = cudis_load_relaxed_u32(&pl->hint) % np;
     uint32_t scan = np < CCHT_RUN_SCAN ? np : CCHT_RUN_SCAN;
     uint32_t run = 0, at = 0;
@@ -914,7 +936,11 @@ CUDIS_HD static inline bool ccht_move_page(const ccht_table *T, uint32_t cls, ui
 CUDIS_HD static inline uint64_t ccht_claim_run(const ccht_table *T, uint32_t n, ccht_mem_ctx *m)
 {
     const ccht_arena *a = &T->a;
-    uint32_t s = (uint32_t)(ccht_rng(m->rng) % (a->n_pages - n + 1));
+    uint32_t span = ccht_run_span(a);
+    if (n > span) {
+        return CCHT_NO_CHUNK;
+    }
+    uint32_t s = (uint32_t)(ccht_rng(m->rng) % (span - n + 1));
     uint32_t got = 0;
     while (got < n && ccht_claim_page(T, s + got, m)) {
         got++;

@@ -894,3 +894,33 @@ Test(ccht, set_memory_shrinks_and_grows)
     cr_assert_eq(pl->limit, 2);
     ccht_destroy(u);
 }
+
+/* Large items (runs of pages) while the pool's limit is below its pages
+ * (a lowered budget): a run is taken only when the limit allows all of
+ * it. Before, a run found free pages, the limit refused some of them,
+ * and they stayed on the pool's stack marked in use: the audit counted
+ * more pages on the stack than free ones, and pages were handed out
+ * twice (found by bench/soak: a segfault). */
+Test(ccht, large_items_under_a_lowered_budget)
+{
+    ccht *u = mk(16 << 20, 0, 8, 64, 1 << 20);
+    cr_assert_eq(ccht_set_memory(u, 8 << 20), 8u << 20);
+    static uint8_t v[1 << 20];
+    memset(v, 'L', sizeof(v));
+    char k[32];
+    uint32_t r = 7;
+    for (int i = 0; i < 3000; i++) {
+        r = r * 1103515245u + 12345u;
+        bool big = r % 10 == 0;
+        int kl = snprintf(k, sizeof(k), big ? "big:%u" : "k:%u", big ? (r >> 8) % 64 : (uint32_t)i);
+        uint32_t len = big ? 100000 + (r >> 4) % 400000 : 100 + (r >> 12) % 3000;
+        int rc = ccht_set(u, k, (uint32_t)kl, v, len, 0, 0);
+        cr_assert(rc == 1 || rc == CUDIS_E_FULL, "set %d: %d", i, rc);
+    }
+    static ccht_audit au;
+    cr_assert_eq(ccht_audit_table(ccht_table_of(u), &au), 0, "audit: %s", au.first_error);
+    cudis_stats s;
+    ccht_stats(u, &s);
+    cr_assert_leq(s.bytes_used, 8u << 20);
+    ccht_destroy(u);
+}
