@@ -45,7 +45,8 @@ typedef struct ccht_options {
     uint32_t lfu_decay_time;      /* and lfu-decay-time, minutes per decrement (1; 0: none) */
     bool resizable;               /* the index may be resized (ccht_resize_tick): from
                                    * expected_item_bytes' size down to a 16th and up to
-                                   * half the budget, the arena taking what it leaves;
+                                   * half the largest budget, the arena taking what it
+                                   * leaves;
                                    * and the budget may be raised up to 4x */
 } ccht_options;
 

@@ -39,7 +39,11 @@ for v in $SIZES; do
       cudis) bin=$CUDIS_SERVER ;; redis) bin=$REDIS_SERVER ;; memcached) bin=$MEMCACHED ;;
       *) echo "error: unknown server $s" >&2; exit 1 ;;
     esac
-    if [[ -z $bin || ! -x $bin ]]; then echo "warning: $s not found; skipped" >&2; continue; fi
+    if [[ -z $bin || ! -x $bin ]]; then
+      # a ratio without its other side is no figure: leave it out by SERVERS
+      echo "error: $s not found ($bin); install it or set SERVERS without it" >&2
+      exit 1
+    fi
     if [[ $s == cudis ]]; then
       # shellcheck disable=SC2086
       start_server cudis "$MEM" ${CUDIS_ARGS:-}

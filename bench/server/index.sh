@@ -7,7 +7,7 @@
 #           no load phase) into MAXMEM_BIG: the index, sized for 64-byte
 #           items, halves four times while the store fills;
 #   grow:   4-byte values SET (uniform over KEYS_SMALL keys) into
-#           MAXMEM_SMALL: the index doubles once it is 75% full.
+#           MAXMEM_SMALL: the index doubles once it is half full.
 # Prints and writes ($OUT/index-<stamp>.csv) req/s, latency percentiles
 # and the largest latency, the resizes done, the longest resize step the
 # server measured (INFO ccht_index_resize_step_max_us), items held and
