@@ -350,11 +350,12 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
         cur.val = item_val(it);
         cur.val_len = it->val_len;
         cur.expire_ms = it->expire_ms;
+        cur.type = it->type;
     }
 
     /* 2. plan */
     cudis_plan plan;
-    int rc = cudis_plan_op(op, b->in, &cur, b->now_ms, c->max_val_len, &plan, res);
+    int rc = cudis_plan_op(op, b->in + op->val_off, &cur, b->now_ms, c->max_val_len, &plan, res);
     if (rc < 0) {
         res->status = rc;
         return;
@@ -362,16 +363,16 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
 
     /* 3. the old value to the out buffer */
     if (plan.return_old) {
-        uint64_t off = cudis_fetch_add_u64(&b->out_len, cur.val_len);
-        if (off + cur.val_len > b->out_cap) {
+        uint64_t off = cudis_fetch_add_u64(&b->out_len, plan.ret_len);
+        if (off + plan.ret_len > b->out_cap) {
             res->status = CUDIS_E_OUTBUF;
             res->flags &= ~(uint32_t)CUDIS_R_DONE;
-            res->val_len = cur.val_len;
+            res->val_len = plan.ret_len;
             return;
         }
-        memcpy(b->out + off, cur.val, cur.val_len);
+        memcpy(b->out + off, cur.val + plan.ret_off, plan.ret_len);
         res->val_off = off;
-        res->val_len = cur.val_len;
+        res->val_len = plan.ret_len;
         res->flags |= CUDIS_R_VALUE;
     }
 
@@ -398,6 +399,7 @@ static void do_op(bl_cache *c, cudis_batch *b, uint32_t i)
         nit->expire_ms = plan.expire_ms;
         nit->key_len = op->key_len;
         nit->db = op->db;
+        nit->type = plan.new_type;
         nit->val_len = plan.new_len;
         memcpy(nit->data, key, op->key_len);
         cudis_plan_build(&plan, cur.found ? cur.val : NULL, b->in + op->val_off, item_val(nit));

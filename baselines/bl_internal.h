@@ -25,6 +25,7 @@ typedef struct bl_item {
     uint32_t key_len : 24; /* up to BL_MAX_KEY_LEN */
     uint32_t db : 8;       /* the key's database */
     uint32_t val_len;
+    uint8_t type;   /* enum cudis_type */
     uint8_t data[]; /* key bytes, then value bytes */
 } bl_item;
 

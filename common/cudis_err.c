@@ -24,6 +24,7 @@ const char *cudis_strerror(int err)
     case CUDIS_E_BUSY: return "busy";
     case CUDIS_E_DEVFAIL: return "device failed";
     case CUDIS_E_NOFIT: return "item larger than the memory budget";
+    case CUDIS_E_WRONGTYPE: return "the key holds another type";
     default: return "unknown error";
     }
 }

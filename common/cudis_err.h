@@ -30,6 +30,7 @@ enum cudis_err {
     CUDIS_E_BUSY = -17,        /* resource busy, retry later */
     CUDIS_E_DEVFAIL = -18,     /* the device failed (fault, hung kernel): the engine is unusable */
     CUDIS_E_NOFIT = -19,       /* the item is bigger than all the store's memory for items */
+    CUDIS_E_WRONGTYPE = -20,   /* the key holds another type than the op works on */
 };
 
 /* Short English text for an error code; never NULL. */

@@ -37,6 +37,19 @@
 #define CUDIS_DEVICE_CODE 0
 #endif
 
+/* Built with ThreadSanitizer (bytes optimistic readers may read are then
+ * written with relaxed atomics). */
+#if defined(__SANITIZE_THREAD__)
+#define CUDIS_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CUDIS_TSAN 1
+#endif
+#endif
+#ifndef CUDIS_TSAN
+#define CUDIS_TSAN 0
+#endif
+
 /* ------------------------------------------------------------------------
  * 64-bit words
  * ---------------------------------------------------------------------- */

@@ -19,22 +19,26 @@
  *
  * A store executes an op like this:
  *   1. look the key up; expired entries count as absent (cur.found = false);
- *   2. cudis_plan_op(op, in, &cur, now, max_val_len, &plan, &res);
+ *   2. cudis_plan_op(op, arg, &cur, now, max_val_len, &plan, &res);
  *      a negative return is the op's error: store it in res.status, stop;
- *   3. if plan.return_old: reserve cur.val_len bytes of the out buffer
+ *   3. if plan.return_old: reserve plan.ret_len bytes of the out buffer
  *      (atomically add to batch->out_len); if that passes out_cap, set
  *      res.status = CUDIS_E_OUTBUF, res.val_len = needed length, and do
  *      NOTHING else (the caller re-runs the op with a bigger buffer);
- *      otherwise copy the old value there, set res.val_off/val_len and
+ *      otherwise copy those bytes of the old value (from plan.ret_off:
+ *      all of it but for HGET) there, set res.val_off/val_len and
  *      CUDIS_R_VALUE;
  *   4. carry out plan.action: WRITE a new value of plan.new_len bytes built
- *      by cudis_plan_build() with expiry plan.expire_ms, SETEXP (only the
- *      expiry changes), DELETE; if the write cannot get memory,
+ *      by cudis_plan_build(), of type plan.new_type (the store keeps each
+ *      key's type and gives it back in cur.type), with expiry
+ *      plan.expire_ms, SETEXP (only the expiry changes), DELETE; if the
+ *      write cannot get memory,
  *      res.status = CUDIS_E_FULL (or CUDIS_E_NOMEM) and the old value stays.
  *      The write policy (one for every engine): a store that keeps items in
  *      place while holding the key may rewrite the value in its own memory
- *      when it still fits and every CUDIS_SEG_OLD segment stays where it is
- *      (the CCHT: same chunk class and header shape); otherwise the new
+ *      when it still fits, keeps its type, is built from segments (not a
+ *      hash edit) and every CUDIS_SEG_OLD segment stays where it is (the
+ *      CCHT: same chunk class and header shape); otherwise the new
  *      value goes to new memory, made visible in one step, and the old is
  *      freed. Either way no reader ever sees a mix of old and new bytes;
  *   5. if plan.touch (or the op wrote), refresh the key's recency; count a
@@ -61,6 +65,7 @@
 #include <string.h>
 
 #include "cudis_err.h"
+#include "cudis_hash.h"
 #include "cudis_hd.h"
 
 /* ------------------------------------------------------------------------
@@ -82,7 +87,31 @@ enum cudis_op_code {
     CUDIS_OP_PERSIST,  /* remove the expiry */
     CUDIS_OP_TTL,      /* report the expiry in res.num */
     CUDIS_OP_SETBIT,   /* arg = bit offset; F_BIT1 sets it, else clears; res.num = old bit */
+    /* Hashes (cudis_hash.h): the key is one item of type CUDIS_TYPE_HASH. */
+    CUDIS_OP_HSET,     /* value = HSET edits; F_NX: fields that exist stay (HSETNX);
+                        * res.num = fields added; creates the key, keeps its expiry */
+    CUDIS_OP_HDEL,     /* value = HDEL edits; res.num = fields removed; the last one
+                        * removed deletes the key */
+    CUDIS_OP_HGET,     /* value = the field; its value is returned, res.num = 1 when
+                        * the field exists */
+    CUDIS_OP_HINCRBY,  /* value = the field, arg = delta (a missing field counts as
+                        * 0); res.num = the new value */
+    CUDIS_OP_HLEN,     /* res.num = the number of fields */
     CUDIS_OP__COUNT
+};
+
+/* What a key holds. An op names the type it works on (cudis_op.type): a
+ * key of another type fails it with CUDIS_E_WRONGTYPE, except for the ops
+ * that take any type (DEL, EXISTS, EXPIRE, PERSIST, TTL, SET without
+ * F_GET, which replaces any value) and GET with CUDIS_TYPE_ANY (the value
+ * as stored, whatever its type: DUMP, RENAME, COPY). SET writes an item
+ * of the op's type; the other writes keep the key's type, or create their
+ * own (string ops a string, hash ops a hash). */
+enum cudis_type {
+    CUDIS_TYPE_STRING = 0,
+    CUDIS_TYPE_HASH = 1,
+    CUDIS_TYPE__COUNT,
+    CUDIS_TYPE_ANY = 0xff
 };
 
 /* Which live items a store may evict to make room: Redis's maxmemory-policy.
@@ -131,7 +160,8 @@ typedef struct cudis_op {
     uint64_t key_off;  /* key bytes at batch->in + key_off */
     uint64_t val_off;  /* value bytes (SET, APPEND, SETRANGE) at batch->in + val_off */
     uint32_t val_len;
-    uint32_t reserved2;
+    uint8_t type;      /* enum cudis_type the op works on (0: string) */
+    uint8_t reserved2[3];
     int64_t arg;       /* INCRBY delta; SETRANGE offset (>= 0) */
     int64_t expire_ms; /* absolute Unix ms; 0 = no expiry */
 } cudis_op;
@@ -146,7 +176,7 @@ typedef struct cudis_result {
     uint32_t flags;    /* CUDIS_R_* */
     uint64_t val_off;
     uint32_t val_len;  /* with CUDIS_E_OUTBUF: the length that did not fit */
-    uint32_t reserved;
+    uint32_t type;     /* the key's enum cudis_type, when it was found */
     /* GET, TTL: the key's expiry before the op (abs ms) or -1 for none.
      * INCRBY: the new value. APPEND, SETRANGE: the new length. Else 0. */
     int64_t num;
@@ -243,6 +273,7 @@ typedef struct cudis_cur {
     const uint8_t *val;   /* current value (when found) */
     uint32_t val_len;
     int64_t expire_ms;    /* 0 = none */
+    uint8_t type;         /* enum cudis_type (when found) */
 } cudis_cur;
 
 enum cudis_action {
@@ -267,15 +298,22 @@ typedef struct cudis_seg {
 
 typedef struct cudis_plan {
     uint8_t action;      /* enum cudis_action */
-    bool return_old;     /* copy the current value to the out buffer */
+    bool return_old;     /* copy ret_len bytes of the current value from ret_off
+                          * to the out buffer */
     bool touch;          /* refresh recency */
     bool lookup;         /* counts as a lookup: hit if cur.found, else miss */
     uint8_t nseg;
     uint8_t num_len;
+    uint8_t new_type;    /* WRITE: the item's enum cudis_type */
+    uint8_t hedit;       /* WRITE: 0 = the segments; else a CUDIS_HEDIT_* of the op's
+                          * value applied to the current hash (cudis_hash_apply) */
+    bool hnx;            /* with hedit: HSETNX */
     int64_t expire_ms;   /* WRITE, SETEXP: the new expiry (0 = none) */
     uint32_t new_len;    /* WRITE: the new value's length */
+    uint32_t ret_off, ret_len; /* return_old: the bytes returned */
+    uint32_t old_len, arg_len; /* with hedit: the current value's and the edits' lengths */
     cudis_seg seg[3];    /* WRITE: the new value is these segments, in order */
-    char num[24];        /* text of an INCRBY result */
+    char num[24];        /* text of an INCRBY / HINCRBY result */
 } cudis_plan;
 
 /*
@@ -358,19 +396,124 @@ CUDIS_HD static inline void cudis_plan_seg(cudis_plan *p, uint8_t src, uint32_t 
     }
 }
 
+/* The type an op works on: CUDIS_TYPE_ANY for those that take any key. */
+CUDIS_HD static inline uint8_t cudis_op_wants(const cudis_op *op)
+{
+    switch (op->code) {
+    case CUDIS_OP_GET: return op->type;
+    case CUDIS_OP_SET: return (op->flags & CUDIS_F_GET) ? CUDIS_TYPE_STRING : CUDIS_TYPE_ANY;
+    case CUDIS_OP_INCRBY:
+    case CUDIS_OP_APPEND:
+    case CUDIS_OP_SETRANGE:
+    case CUDIS_OP_SETBIT: return CUDIS_TYPE_STRING;
+    case CUDIS_OP_HSET:
+    case CUDIS_OP_HDEL:
+    case CUDIS_OP_HGET:
+    case CUDIS_OP_HINCRBY:
+    case CUDIS_OP_HLEN: return CUDIS_TYPE_HASH;
+    default: return CUDIS_TYPE_ANY;
+    }
+}
+
+/* The hash ops' plans (cudis_hash.h). */
+CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *arg,
+                                           const cudis_cur *cur, uint32_t max_val_len,
+                                           cudis_plan *p, cudis_result *res)
+{
+    const uint8_t *old = cur->found ? cur->val : 0;
+    uint32_t old_len = cur->found ? cur->val_len : 0;
+    p->new_type = CUDIS_TYPE_HASH;
+    cudis_hedits ed = {CUDIS_HEDIT_SET, arg, op->val_len, 0, 0};
+    cudis_hentry e;
+    switch (op->code) {
+    case CUDIS_OP_HGET:
+    case CUDIS_OP_HLEN:
+        p->lookup = true;
+        if (!cur->found) {
+            return CUDIS_OK;
+        }
+        p->touch = !(op->flags & CUDIS_F_NOTOUCH);
+        if (op->code == CUDIS_OP_HLEN) {
+            res->num = cudis_hash_count(old, old_len);
+        } else if (cudis_hash_find(old, old_len, arg, op->val_len, &e)) {
+            res->num = 1;
+            p->return_old = true;
+            p->ret_off = (uint32_t)(e.v - old);
+            p->ret_len = e.vlen;
+        }
+        return CUDIS_OK;
+    case CUDIS_OP_HINCRBY: {
+        int64_t v = 0;
+        if (cur->found && cudis_hash_find(old, old_len, arg, op->val_len, &e) &&
+            !cudis_str2ll(e.v, e.vlen, &v)) {
+            return CUDIS_E_NOTINT;
+        }
+        int64_t d = op->arg;
+        if ((d < 0 && v < 0 && d < INT64_MIN - v) || (d > 0 && v > 0 && d > INT64_MAX - v)) {
+            return CUDIS_E_OVERFLOW;
+        }
+        v += d;
+        p->num_len = (uint8_t)cudis_ll2str(v, p->num);
+        res->num = v;
+        ed.kind = CUDIS_HEDIT_INCR;
+        ed.num = (const uint8_t *)p->num;
+        ed.num_len = p->num_len;
+        break;
+    }
+    case CUDIS_OP_HDEL:
+        if (!cur->found) {
+            return CUDIS_OK;
+        }
+        ed.kind = CUDIS_HEDIT_DEL;
+        break;
+    default: break;
+    }
+    bool nx = op->code == CUDIS_OP_HSET && (op->flags & CUDIS_F_NX);
+    cudis_happly a = cudis_hash_apply(&ed, nx, old, old_len, 0);
+    if (a.bad) {
+        return CUDIS_E_INVAL;
+    }
+    if (op->code == CUDIS_OP_HSET) {
+        res->num = a.added;
+    } else if (op->code == CUDIS_OP_HDEL) {
+        res->num = a.removed;
+    }
+    if (a.added + a.removed + a.replaced == 0) {
+        return CUDIS_OK;
+    }
+    res->flags |= CUDIS_R_DONE;
+    if (a.count == 0) {
+        p->action = CUDIS_ACT_DELETE; /* the last field went: so does the key */
+        return CUDIS_OK;
+    }
+    if (a.len > max_val_len) {
+        res->flags &= ~(uint32_t)CUDIS_R_DONE;
+        return CUDIS_E_VALTOOBIG;
+    }
+    p->action = CUDIS_ACT_WRITE;
+    p->touch = true;
+    p->new_len = (uint32_t)a.len;
+    p->hedit = ed.kind;
+    p->hnx = nx;
+    p->old_len = old_len;
+    p->arg_len = op->val_len;
+    return CUDIS_OK;
+}
+
 /*
  * Decide what `op` does to a key in state `cur` at time `now_ms`. Fills
  * `plan` and the parts of `res` that do not depend on the store (flags
- * FOUND/DONE, num). Returns CUDIS_OK or the op's error (CUDIS_E_NOTINT,
- * CUDIS_E_OVERFLOW, CUDIS_E_VALTOOBIG, CUDIS_E_INVAL); on error nothing may
- * change. `in` is the batch's input buffer.
+ * FOUND/DONE, num, type). Returns CUDIS_OK or the op's error
+ * (CUDIS_E_NOTINT, CUDIS_E_OVERFLOW, CUDIS_E_VALTOOBIG, CUDIS_E_WRONGTYPE,
+ * CUDIS_E_INVAL); on error nothing may change. `arg` is the op's value
+ * bytes (batch->in + op->val_off); hash ops read them, the others only
+ * reference them by segment (cudis_plan_build copies them).
  */
-CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
+CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *arg,
                                          const cudis_cur *cur, int64_t now_ms,
                                          uint32_t max_val_len, cudis_plan *p,
                                          cudis_result *res)
 {
-    (void)in; /* values are referenced by segment, built by cudis_plan_build */
     p->action = CUDIS_ACT_NONE;
     p->return_old = false;
     p->touch = false;
@@ -384,7 +527,20 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
     res->val_off = 0;
     res->val_len = 0;
     res->num = 0;
+    res->type = cur->found ? cur->type : 0;
     uint32_t old_len = cur->found ? cur->val_len : 0;
+    p->new_type = cur->found ? cur->type : (uint8_t)CUDIS_TYPE_STRING;
+    p->hedit = 0;
+    p->hnx = false;
+    p->ret_off = 0;
+    p->ret_len = old_len;
+    p->old_len = old_len;
+    p->arg_len = op->val_len;
+    uint8_t want = cudis_op_wants(op);
+    if (cur->found && want != CUDIS_TYPE_ANY && cur->type != want) {
+        res->flags = CUDIS_R_FOUND;
+        return CUDIS_E_WRONGTYPE;
+    }
 
     switch (op->code) {
     case CUDIS_OP_GET:
@@ -431,6 +587,7 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
         p->touch = true;
         p->expire_ms = e;
         p->new_len = op->val_len;
+        p->new_type = op->type < CUDIS_TYPE__COUNT ? op->type : (uint8_t)CUDIS_TYPE_STRING;
         cudis_plan_seg(p, CUDIS_SEG_ARG, 0, op->val_len);
         return CUDIS_OK;
     }
@@ -582,6 +739,12 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
         res->num = (cur->found && cur->expire_ms != 0) ? cur->expire_ms : -1;
         return CUDIS_OK;
 
+    case CUDIS_OP_HSET:
+    case CUDIS_OP_HDEL:
+    case CUDIS_OP_HGET:
+    case CUDIS_OP_HINCRBY:
+    case CUDIS_OP_HLEN: return cudis_plan_hash(op, arg, cur, max_val_len, p, res);
+
     default:
         return CUDIS_E_INVAL;
     }
@@ -595,6 +758,11 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *in,
 CUDIS_HD static inline void cudis_plan_build(const cudis_plan *p, const uint8_t *old,
                                              const uint8_t *arg, uint8_t *dst)
 {
+    if (p->hedit != 0) {
+        cudis_hedits ed = {p->hedit, arg, p->arg_len, (const uint8_t *)p->num, p->num_len};
+        (void)cudis_hash_apply(&ed, p->hnx, old, p->old_len, dst);
+        return;
+    }
     uint32_t at = 0;
     for (uint8_t i = 0; i < p->nseg; i++) {
         const cudis_seg *s = &p->seg[i];

@@ -460,7 +460,8 @@ CUDIS_HD static inline bool ccht_bytes_eq(const uint8_t *a, const uint8_t *b, ui
 /* Write an item header into a chunk this thread owns. h0 is written last
  * (LIVE); the caller then publishes the slot word with a release store. */
 CUDIS_HD static inline void ccht_item_init(const ccht_view *v, uint64_t off, uint32_t db,
-                                           uint32_t key_len, uint32_t val_len, int64_t expire_ms)
+                                           uint32_t type, uint32_t key_len, uint32_t val_len,
+                                           int64_t expire_ms)
 {
     uint8_t *p = v->arena + off;
     cudis_store_relaxed_u32((uint32_t *)(p + 4), val_len);
@@ -469,7 +470,15 @@ CUDIS_HD static inline void ccht_item_init(const ccht_view *v, uint64_t off, uin
     }
     cudis_store_relaxed_u32((uint32_t *)p, CCHT_ITEM_LIVE | (expire_ms ? CCHT_ITEM_EXP : 0) |
                                                ((db << CCHT_ITEM_DB_SHIFT) & CCHT_ITEM_DB_MASK) |
+                                               ((type << CCHT_ITEM_TYPE_SHIFT) &
+                                                CCHT_ITEM_TYPE_MASK) |
                                                (key_len & CCHT_ITEM_KLEN_MASK));
+}
+
+/* The enum cudis_type of an item by its header. */
+CUDIS_HD static inline uint8_t ccht_item_type(uint32_t h0)
+{
+    return (uint8_t)((h0 & CCHT_ITEM_TYPE_MASK) >> CCHT_ITEM_TYPE_SHIFT);
 }
 
 /* ------------------------------------------------------------------------

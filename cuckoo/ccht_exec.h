@@ -166,6 +166,7 @@ CUDIS_HD static inline bool ccht_op_is_read(const cudis_op *op)
     if (op->code == CUDIS_OP_GET) {
         return !(op->flags & (CUDIS_F_DEL | CUDIS_F_SETEXP | CUDIS_F_PERSIST));
     }
+    /* the hash ops read the value's bytes while planning: under the lock */
     return op->code == CUDIS_OP_EXISTS || op->code == CUDIS_OP_TTL;
 }
 
@@ -175,7 +176,7 @@ CUDIS_HD static inline void ccht_res_clear(cudis_result *res, int status)
     res->flags = 0;
     res->val_off = 0;
     res->val_len = 0;
-    res->reserved = 0;
+    res->type = 0;
     res->num = 0;
 }
 
@@ -193,6 +194,7 @@ CUDIS_HD static inline bool ccht_cur_from(const ccht_view *v, uint64_t off, uint
     cur->val = ccht_item_val(v, off, h0);
     cur->val_len = vlen;
     cur->expire_ms = e;
+    cur->type = ccht_item_type(h0);
     return true;
 }
 
@@ -225,7 +227,7 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
         uint64_t v2 = hk->b2 != hk->b1 ? ccht_read_begin(v, hk->b2) : v1;
         ccht_loc loc = {0, 0, 0};
         uint32_t h0 = 0;
-        cudis_cur cur = {false, 0, 0, 0};
+        cudis_cur cur = {false, 0, 0, 0, 0};
         if (ccht_probe(v, hk, x->op->db, x->key, x->op->key_len, false, &loc, &h0)) {
             if (!ccht_cur_from(v, ccht_slot_off(loc.word), h0, x->now_ms, &cur)) {
                 continue;
@@ -238,10 +240,10 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
         int rc = cudis_plan_op(x->op, x->arg, &cur, x->now_ms, T->max_val_len, &plan, res);
         bool outbuf = false;
         uint64_t at = 0;
-        uint32_t need = cur.val_len;
+        uint32_t need = rc == CUDIS_OK ? plan.ret_len : 0;
         if (rc == CUDIS_OK && plan.return_old) {
             if (x->truncate) {
-                ccht_bytes_read(x->out, cur.val, need < x->out_cap ? need : x->out_cap);
+                ccht_bytes_read(x->out, cur.val + plan.ret_off, need < x->out_cap ? need : x->out_cap);
             } else if (x->out_len == 0) {
                 outbuf = true; /* no out buffer at all */
             } else {
@@ -254,7 +256,7 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
                 if (at + need > x->out_cap) {
                     outbuf = true;
                 } else {
-                    ccht_bytes_read(x->out + at, cur.val, need);
+                    ccht_bytes_read(x->out + at, cur.val + plan.ret_off, need);
                 }
             }
         }
@@ -301,6 +303,9 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
  * so the value can be rebuilt inside its current chunk. */
 CUDIS_HD static inline bool ccht_plan_in_place(const cudis_plan *p)
 {
+    if (p->hedit != 0) {
+        return false; /* a hash edit reads the old value while writing the new */
+    }
     uint32_t at = 0;
     for (uint8_t i = 0; i < p->nseg; i++) {
         if (p->seg[i].src == CUDIS_SEG_OLD && p->seg[i].off != at) {
@@ -318,6 +323,10 @@ CUDIS_HD static inline bool ccht_plan_in_place(const cudis_plan *p)
 CUDIS_HD static inline void ccht_build_value(const cudis_plan *p, const uint8_t *old,
                                              const uint8_t *arg, uint8_t *dst, bool in_place)
 {
+    if (p->hedit != 0) {
+        cudis_plan_build(p, old, arg, dst); /* never in place (ccht_plan_in_place) */
+        return;
+    }
     uint32_t at = 0;
     for (uint8_t i = 0; i < p->nseg; i++) {
         const cudis_seg *s = &p->seg[i];
@@ -343,7 +352,8 @@ CUDIS_HD static inline uint64_t ccht_fill_item(const ccht_view *v, uint64_t off,
     uint8_t *p = v->arena + off + ccht_item_hdr(has_exp);
     ccht_bytes_write(p, x->key, x->op->key_len);
     ccht_build_value(plan, old, x->arg, p + x->op->key_len, false);
-    ccht_item_init(v, off, x->op->db, x->op->key_len, plan->new_len, plan->expire_ms);
+    ccht_item_init(v, off, x->op->db, plan->new_type, x->op->key_len, plan->new_len,
+                   plan->expire_ms);
     return ccht_slot_make(hk->fp, off, has_exp);
 }
 
@@ -359,7 +369,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
         ccht_pair_lock(v, hk);
         ccht_loc loc = {0, 0, 0};
         uint32_t h0 = 0;
-        cudis_cur cur = {false, 0, 0, 0};
+        cudis_cur cur = {false, 0, 0, 0, 0};
         uint64_t old_off = 0;
         bool f = ccht_probe(v, hk, x->op->db, x->key, x->op->key_len, true, &loc, &h0);
         if (f) {
@@ -378,6 +388,8 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
         if (plan.action == CUDIS_ACT_SETEXP && !(h0 & CCHT_ITEM_EXP) && plan.expire_ms != 0) {
             plan.action = CUDIS_ACT_WRITE;
             plan.nseg = 0;
+            plan.hedit = 0;
+            plan.new_type = cur.type;
             plan.new_len = cur.val_len;
             cudis_plan_seg(&plan, CUDIS_SEG_OLD, 0, cur.val_len);
         }
@@ -399,7 +411,8 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 break;
             }
             if (cur.found && ((h0 & CCHT_ITEM_EXP) != 0) == (has_exp != 0) &&
-                ccht_arena_chunk_class(a, old_off) == cls && ccht_plan_in_place(&plan)) {
+                cur.type == plan.new_type && ccht_arena_chunk_class(a, old_off) == cls &&
+                ccht_plan_in_place(&plan)) {
                 in_place = true;
             } else {
                 if (!f) {
@@ -461,7 +474,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                                  chunk == ccht_slot_off(dst.word));
 
         if (plan.return_old) {
-            uint32_t need = cur.val_len;
+            uint32_t need = plan.ret_len;
             uint64_t at = x->out_len != 0 ? cudis_fetch_add_u64(x->out_len, need) : UINT64_MAX;
             if (at == UINT64_MAX || at + need > x->out_cap) {
                 if (chunk != CCHT_NO_CHUNK && !victim_chunk) {
@@ -473,7 +486,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 res->flags &= ~(uint32_t)(CUDIS_R_DONE | CUDIS_R_VALUE);
                 break;
             }
-            ccht_bytes_read(x->out + at, cur.val, need);
+            ccht_bytes_read(x->out + at, cur.val + plan.ret_off, need);
             res->val_off = at;
             res->val_len = need;
             res->flags |= CUDIS_R_VALUE;

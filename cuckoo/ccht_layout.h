@@ -27,7 +27,7 @@
  * either free, carved into equal chunks of one size class, or part of a
  * run of whole pages holding one large item (bigger than a page). A chunk
  * holds an item:
- *     uint32_t h0;                state + flags + database + key length (below)
+ *     uint32_t h0;                state + flags + database + type + key length (below)
  *     uint32_t val_len;
  *     int64_t  expire_ms;         only when CCHT_ITEM_EXP is set
  *     key bytes, then value bytes (no padding between them)
@@ -98,7 +98,9 @@ CUDIS_HD static inline uint64_t ccht_slot_off(uint64_t w)
 #define CCHT_DBS 256                 /* databases (= CUDIS_MAX_DBS) */
 #define CCHT_ITEM_DB_SHIFT 21        /* bits 28..21: the key's database */
 #define CCHT_ITEM_DB_MASK 0x1fe00000u
-#define CCHT_ITEM_KLEN_MASK 0x001fffffu /* keys up to 2 MiB - 1 */
+#define CCHT_ITEM_TYPE_SHIFT 18       /* bits 20..18: the value's enum cudis_type */
+#define CCHT_ITEM_TYPE_MASK 0x001c0000u
+#define CCHT_ITEM_KLEN_MASK 0x0003ffffu /* keys up to 256 KiB - 1 */
 #define CCHT_ITEM_HDR 8u             /* header bytes without expiry */
 #define CCHT_ITEM_HDR_EXP 16u        /* with expiry */
 

@@ -238,7 +238,8 @@ CUDIS_HD static inline void gpu_fixed_op(const ccht_table *T, const gpu_fixed_ar
     op.key_off = 0;
     op.val_off = 0;
     op.val_len = get ? 0 : a->val_stride;
-    op.reserved2 = 0;
+    op.type = CUDIS_TYPE_STRING;
+    op.reserved2[0] = op.reserved2[1] = op.reserved2[2] = 0;
     op.arg = 0;
     op.expire_ms = get ? 0 : a->expire_ms;
     cudis_result res;

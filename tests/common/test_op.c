@@ -38,15 +38,15 @@ static cudis_op mk(uint8_t code, uint16_t flags, const char *val, int64_t arg, i
 
 static cudis_cur present(const char *val, int64_t exp)
 {
-    cudis_cur c = {true, (const uint8_t *)val, (uint32_t)strlen(val), exp};
+    cudis_cur c = {true, (const uint8_t *)val, (uint32_t)strlen(val), exp, CUDIS_TYPE_STRING};
     return c;
 }
 
-static const cudis_cur absent = {false, NULL, 0, 0};
+static const cudis_cur absent = {false, NULL, 0, 0, 0};
 
 static int run(cudis_op op, cudis_cur cur)
 {
-    return cudis_plan_op(&op, in, &cur, NOW, MAXV, &plan, &res);
+    return cudis_plan_op(&op, in + op.val_off, &cur, NOW, MAXV, &plan, &res);
 }
 
 /* The new value a WRITE plan builds, as a C string. */

@@ -152,7 +152,7 @@ static void expect(model *m, const cudis_op *op, const uint8_t *in, ref *r, bool
         cur.expire_ms = r->exp;
     }
     cudis_plan plan;
-    int rc = cudis_plan_op(op, in, &cur, m->now, MAXV, &plan, res);
+    int rc = cudis_plan_op(op, in + op->val_off, &cur, m->now, MAXV, &plan, res);
     if (rc < 0) {
         res->status = rc;
         return;

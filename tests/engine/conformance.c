@@ -1392,7 +1392,7 @@ static void model_run(const eng_param *p, uint64_t budget, uint32_t threads, uin
             }
             cudis_plan plan;
             cudis_result mres;
-            int rc = cudis_plan_op(op, t.in, &cur, now, 96, &plan, &mres);
+            int rc = cudis_plan_op(op, t.in + op->val_off, &cur, now, 96, &plan, &mres);
             if (rc < 0) {
                 cr_assert_eq(res->status, rc, "round %d m%d code %u: status %d, want %d", round,
                              keys_in[i], op->code, res->status, rc);

@@ -1,0 +1,353 @@
+/*
+ * cudis_hash.h - how a hash's fields are encoded in one engine value, and
+ * the field edits every store applies to it (through cudis_plan_op and
+ * cudis_plan_build, cudis_op.h). Host compiler and nvcc (CUDIS_HD).
+ *
+ * A hash is one item of type CUDIS_TYPE_HASH whose value is
+ *     count    uint32, little-endian: the number of fields
+ *     entry*   varint(flen) field varint(vlen) value      (count of them)
+ * with varints in LEB128 (7 bits a byte, low first, at most 5 bytes). A
+ * field set again keeps its place; new fields go to the end (the order
+ * HGETALL shows, as Redis's listpack does). Per field this costs 2 bytes
+ * of lengths below 128 bytes, about what Redis's listpack costs.
+ *
+ * Every parse is bounded by the lengths it is given: a malformed value or
+ * argument makes the functions return false / 0, never read out of range.
+ *
+ * Edits (the op's value argument, built by the server):
+ *     HSET   entry*  (same entry shape, no count; a field given twice: the
+ *            last value wins, counted once)
+ *     HDEL   (varint(flen) field)*
+ *     HINCR  the raw field bytes; the new value is the plan's number text
+ */
+#ifndef CUDIS_HASH_H
+#define CUDIS_HASH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "cudis_hd.h"
+
+#define CUDIS_HASH_HDR 4u
+
+/* Which edit a hash write applies. */
+enum { CUDIS_HEDIT_SET = 1, CUDIS_HEDIT_DEL, CUDIS_HEDIT_INCR };
+
+/* ------------------------------------------------------------------------
+ * Varints and entries
+ * ---------------------------------------------------------------------- */
+
+CUDIS_HD static inline uint32_t cudis_varint_len(uint32_t v)
+{
+    uint32_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+/* Write v at p (cudis_varint_len(v) bytes); returns the bytes written. */
+CUDIS_HD static inline uint32_t cudis_varint_put(uint8_t *p, uint32_t v)
+{
+    uint32_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    p[n++] = (uint8_t)v;
+    return n;
+}
+
+/* Read a varint from at most avail bytes: the bytes it took, 0 if malformed. */
+CUDIS_HD static inline uint32_t cudis_varint_get(const uint8_t *p, uint32_t avail, uint32_t *v)
+{
+    uint32_t x = 0;
+    for (uint32_t i = 0; i < 5 && i < avail; i++) {
+        x |= (uint32_t)(p[i] & 0x7f) << (7 * i);
+        if (!(p[i] & 0x80)) {
+            *v = x;
+            return i + 1;
+        }
+    }
+    return 0;
+}
+
+/* One parsed entry: field and value, and the entry's total size. */
+typedef struct cudis_hentry {
+    const uint8_t *f, *v;
+    uint32_t flen, vlen;
+    uint32_t size;
+} cudis_hentry;
+
+/* Parse the entry at p (avail bytes left). with_val = false parses the
+ * HDEL shape (a field alone). False when it does not fit. */
+CUDIS_HD static inline bool cudis_hentry_at(const uint8_t *p, uint32_t avail, bool with_val,
+                                            cudis_hentry *e)
+{
+    uint32_t n = cudis_varint_get(p, avail, &e->flen);
+    if (n == 0 || e->flen > avail - n) {
+        return false;
+    }
+    e->f = p + n;
+    uint32_t at = n + e->flen;
+    e->v = p + at;
+    e->vlen = 0;
+    if (with_val) {
+        uint32_t m = cudis_varint_get(p + at, avail - at, &e->vlen);
+        if (m == 0 || e->vlen > avail - at - m) {
+            return false;
+        }
+        e->v = p + at + m;
+        at += m + e->vlen;
+    }
+    e->size = at;
+    return true;
+}
+
+CUDIS_HD static inline bool cudis_bytes_same(const uint8_t *a, uint32_t alen, const uint8_t *b,
+                                             uint32_t blen)
+{
+    if (alen != blen) {
+        return false;
+    }
+    for (uint32_t i = 0; i < alen; i++) {
+        if (a[i] != b[i]) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* The number of fields of an encoded hash (0 for one too short). */
+CUDIS_HD static inline uint32_t cudis_hash_count(const uint8_t *h, uint32_t len)
+{
+    return len < CUDIS_HASH_HDR ? 0 : (uint32_t)cudis_read_le(h, 4);
+}
+
+/* Find a field: true with its entry in *e. */
+CUDIS_HD static inline bool cudis_hash_find(const uint8_t *h, uint32_t len, const uint8_t *f,
+                                            uint32_t flen, cudis_hentry *e)
+{
+    for (uint32_t at = CUDIS_HASH_HDR; at < len; at += e->size) {
+        if (!cudis_hentry_at(h + at, len - at, true, e)) {
+            return false;
+        }
+        if (cudis_bytes_same(e->f, e->flen, f, flen)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Whether an encoded hash is well-formed: its count entries fill it. */
+CUDIS_HD static inline bool cudis_hash_valid(const uint8_t *h, uint32_t len)
+{
+    if (len < CUDIS_HASH_HDR) {
+        return false;
+    }
+    uint32_t n = 0;
+    cudis_hentry e;
+    for (uint32_t at = CUDIS_HASH_HDR; at < len; at += e.size) {
+        if (!cudis_hentry_at(h + at, len - at, true, &e)) {
+            return false;
+        }
+        n++;
+    }
+    return n == cudis_hash_count(h, len);
+}
+
+/* ------------------------------------------------------------------------
+ * Edits
+ * ---------------------------------------------------------------------- */
+
+/* An edit list: the op's argument, read one edit at a time. */
+typedef struct cudis_hedits {
+    uint8_t kind; /* CUDIS_HEDIT_* */
+    const uint8_t *arg;
+    uint32_t arg_len;
+    const uint8_t *num; /* INCR: the new value's text */
+    uint32_t num_len;
+} cudis_hedits;
+
+/* The edit at *at (advanced past it): false at the end or when malformed
+ * (*bad set then). */
+CUDIS_HD static inline bool cudis_hedit_next(const cudis_hedits *ed, uint32_t *at, cudis_hentry *e,
+                                             bool *bad)
+{
+    if (*at >= ed->arg_len && !(ed->kind == CUDIS_HEDIT_INCR && *at == 0)) {
+        return false;
+    }
+    if (ed->kind == CUDIS_HEDIT_INCR) {
+        e->f = ed->arg;
+        e->flen = ed->arg_len;
+        e->v = ed->num;
+        e->vlen = ed->num_len;
+        e->size = ed->arg_len;
+        *at = ed->arg_len + 1;
+        return true;
+    }
+    if (!cudis_hentry_at(ed->arg + *at, ed->arg_len - *at, ed->kind == CUDIS_HEDIT_SET, e)) {
+        *bad = true;
+        return false;
+    }
+    *at += e->size;
+    return true;
+}
+
+/* The last edit of field f (for SET: the value that wins). */
+CUDIS_HD static inline bool cudis_hedit_find(const cudis_hedits *ed, const uint8_t *f, uint32_t flen,
+                                             uint32_t from, cudis_hentry *out)
+{
+    bool found = false, bad = false;
+    cudis_hentry e;
+    uint32_t at = from;
+    while (cudis_hedit_next(ed, &at, &e, &bad)) {
+        if (cudis_bytes_same(e.f, e.flen, f, flen)) {
+            *out = e;
+            found = true;
+        }
+    }
+    return found;
+}
+
+/* Whether field f has an edit before position `before`. */
+CUDIS_HD static inline bool cudis_hedit_seen(const cudis_hedits *ed, const uint8_t *f, uint32_t flen,
+                                             uint32_t before)
+{
+    bool bad = false;
+    cudis_hentry e;
+    uint32_t at = 0;
+    while (at < before && cudis_hedit_next(ed, &at, &e, &bad)) {
+        if (cudis_bytes_same(e.f, e.flen, f, flen)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Copy n bytes into a value being built: relaxed byte stores under TSan
+ * (an optimistic reader may still read a victim's chunk), 8-byte words
+ * on the device, memcpy on the host. */
+CUDIS_HD static inline void cudis_put_bytes(uint8_t *dst, const uint8_t *src, uint32_t n)
+{
+#if CUDIS_DEVICE_CODE
+    for (uint32_t i = 0; i < n; i++) {
+        dst[i] = src[i];
+    }
+#elif CUDIS_TSAN
+    for (uint32_t i = 0; i < n; i++) {
+        __atomic_store_n(dst + i, src[i], __ATOMIC_RELAXED);
+    }
+#else
+    if (n) {
+        memcpy(dst, src, n);
+    }
+#endif
+}
+
+CUDIS_HD static inline uint32_t cudis_put_entry(uint8_t *dst, const uint8_t *f, uint32_t flen,
+                                                const uint8_t *v, uint32_t vlen)
+{
+    uint8_t lb[10];
+    uint32_t a = cudis_varint_put(lb, flen);
+    uint32_t b = cudis_varint_put(lb + a, vlen);
+    if (dst != 0) {
+        cudis_put_bytes(dst, lb, a);
+        cudis_put_bytes(dst + a, f, flen);
+        cudis_put_bytes(dst + a + flen, lb + a, b);
+        cudis_put_bytes(dst + a + flen + b, v, vlen);
+    }
+    return a + flen + b + vlen;
+}
+
+/* The outcome of applying edits: the new value's length and count, and
+ * how many fields were added / removed / replaced. */
+typedef struct cudis_happly {
+    uint64_t len;
+    uint32_t count;
+    uint32_t added, removed, replaced;
+    bool bad; /* malformed value or edits: nothing may be written */
+} cudis_happly;
+
+/*
+ * Apply edits to an encoded hash (old NULL / old_len 0: a new hash), into
+ * dst (NULL: only measure). nx: SET leaves fields that exist as they are
+ * (HSETNX). Fields kept or replaced keep their order; new fields follow
+ * in the order of their first edit. dst must not overlap old.
+ */
+CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, bool nx,
+                                                     const uint8_t *old, uint32_t old_len,
+                                                     uint8_t *dst)
+{
+    cudis_happly r = {CUDIS_HASH_HDR, 0, 0, 0, 0, false};
+    cudis_hentry e, w = {0, 0, 0, 0, 0};
+    uint32_t n_old = 0;
+    for (uint32_t at = old ? CUDIS_HASH_HDR : old_len; at < old_len; at += e.size) {
+        if (!cudis_hentry_at(old + at, old_len - at, true, &e)) {
+            r.bad = true;
+            return r;
+        }
+        n_old++;
+        uint8_t *d = dst ? dst + r.len : 0;
+        if (cudis_hedit_find(ed, e.f, e.flen, 0, &w)) {
+            if (ed->kind == CUDIS_HEDIT_DEL) {
+                r.removed++;
+                continue;
+            }
+            if (!nx) {
+                r.len += cudis_put_entry(d, e.f, e.flen, w.v, w.vlen);
+                r.replaced++;
+                r.count++;
+                continue;
+            }
+        }
+        if (d != 0) {
+            cudis_put_bytes(d, old + at, e.size);
+        }
+        r.len += e.size;
+        r.count++;
+    }
+    if (old != 0 && n_old != cudis_hash_count(old, old_len)) {
+        r.bad = true;
+        return r;
+    }
+    if (ed->kind != CUDIS_HEDIT_DEL) {
+        uint32_t at = 0, here = 0;
+        bool bad = false;
+        while (here = at, cudis_hedit_next(ed, &at, &e, &bad)) {
+            cudis_hentry o;
+            if ((old != 0 && cudis_hash_find(old, old_len, e.f, e.flen, &o)) ||
+                cudis_hedit_seen(ed, e.f, e.flen, here)) {
+                continue;
+            }
+            w = e;
+            (void)cudis_hedit_find(ed, e.f, e.flen, here, &w);
+            r.len += cudis_put_entry(dst ? dst + r.len : 0, w.f, w.flen, w.v, w.vlen);
+            r.added++;
+            r.count++;
+        }
+        if (bad) {
+            r.bad = true;
+            return r;
+        }
+    } else {
+        uint32_t at = 0;
+        bool bad = false;
+        while (cudis_hedit_next(ed, &at, &e, &bad)) {
+        }
+        if (bad) {
+            r.bad = true;
+            return r;
+        }
+    }
+    if (dst != 0) {
+        uint8_t c[4] = {(uint8_t)r.count, (uint8_t)(r.count >> 8), (uint8_t)(r.count >> 16),
+                        (uint8_t)(r.count >> 24)};
+        cudis_put_bytes(dst, c, 4);
+    }
+    return r;
+}
+
+#endif /* CUDIS_HASH_H */
