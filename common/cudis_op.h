@@ -170,6 +170,7 @@ typedef struct cudis_op {
 #define CUDIS_R_FOUND 0x1 /* the key was live before the op */
 #define CUDIS_R_DONE 0x2  /* the op was applied (written, deleted, expiry changed) */
 #define CUDIS_R_VALUE 0x4 /* a value is at batch->out + val_off, val_len bytes */
+#define CUDIS_R_GONE 0x8  /* a hash op removed the key (its last field went) */
 
 typedef struct cudis_result {
     int32_t status;    /* CUDIS_OK, or a negative CUDIS_E_* for this op alone */
@@ -484,6 +485,7 @@ CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *ar
     res->flags |= CUDIS_R_DONE;
     if (a.count == 0) {
         p->action = CUDIS_ACT_DELETE; /* the last field went: so does the key */
+        res->flags |= CUDIS_R_GONE;
         return CUDIS_OK;
     }
     if (a.len > max_val_len) {

@@ -48,6 +48,7 @@ enum {
     KEV_SETBIT,
     KEV_SET,
     KEV_COPY_TO,
+    KEV_HINCRBYFLOAT,
     KEV__COUNT
 };
 #define KEV_READ 0x80

@@ -5,10 +5,12 @@
  *
  * DUMP writes the string as Redis does without compression: an integer
  * that fits 32 bits in its integer encoding, anything else raw (Redis
- * reads both). RESTORE reads raw, integer and LZF-compressed strings, RDB
- * versions up to 11 (Redis 7.2 writes 11; the string format did not
- * change), and answers other types with "Bad data format": cudis holds
- * strings only.
+ * reads both); a hash as RDB_TYPE_HASH (its length, then field and value
+ * strings), which every Redis reads. RESTORE reads raw, integer and
+ * LZF-compressed strings, hashes as RDB_TYPE_HASH and as the listpack
+ * Redis 7 DUMPs a small hash to (RDB_TYPE_HASH_LISTPACK), RDB versions up
+ * to 11 (Redis 7.2 writes 11; these formats did not change), and answers
+ * other types with "Bad data format".
  */
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,9 @@
 #define RES(b, p, k) (&(b)->res[(p)->op0 + (k)])
 #define RDB_VERSION 10 /* Redis 7.0's */
 #define RDB_VERSION_MAX 11
+#define RDB_TYPE_STRING 0
+#define RDB_TYPE_HASH 4
+#define RDB_TYPE_HASH_LISTPACK 16
 
 /* ------------------------------------------------------------------------
  * CRC-64 (Jones polynomial, reflected, as Redis's crc64)
@@ -113,6 +118,14 @@ static bool put_int(sbuf *o, const uint8_t *v, uint32_t n)
     return true;
 }
 
+/* A string as Redis saves one: integer-encoded when it can be, else raw. */
+static void put_str(sbuf *o, const uint8_t *v, uint32_t n)
+{
+    if (!put_int(o, v, n)) {
+        rdb_put_string(o, v, n);
+    }
+}
+
 void rdb_put_string(sbuf *o, const void *s, size_t n)
 {
     put_len(o, n);
@@ -143,9 +156,18 @@ static void rp_dump(conn *c, pend *p, const cudis_batch *b)
     }
     const uint8_t *v = b->out + r->val_off;
     sbuf d = {0};
-    sbuf_add(&d, "\0", 1); /* RDB_TYPE_STRING */
-    if (!put_int(&d, v, r->val_len)) {
-        rdb_put_string(&d, v, r->val_len);
+    if (r->type == CUDIS_TYPE_HASH) {
+        sbuf_add(&d, "\x04", 1); /* RDB_TYPE_HASH */
+        put_len(&d, cudis_hash_count(v, r->val_len));
+        cudis_hentry e;
+        for (uint32_t at = CUDIS_HASH_HDR;
+             at < r->val_len && cudis_hentry_at(v + at, r->val_len - at, true, &e); at += e.size) {
+            put_str(&d, e.f, e.flen);
+            put_str(&d, e.v, e.vlen);
+        }
+    } else {
+        sbuf_add(&d, "\0", 1); /* RDB_TYPE_STRING */
+        put_str(&d, v, r->val_len);
     }
     rdb_put_footer(&d);
     resp_bulk(&c->out, d.p, d.len);
@@ -157,6 +179,7 @@ void cmd_dump(conn *c, int argc, char **argv, uint32_t *lens)
     (void)argc;
     batcher *b = &c->lp->b;
     uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    b->ops[i].type = CUDIS_TYPE_ANY;
     batch_add_pend(b, c, rp_dump, i, 1);
 }
 
@@ -290,6 +313,143 @@ uint8_t *rdb_get_string(rd *r, uint32_t *len)
     return s;
 }
 
+/* A hash being restored: the encoded value (cudis_hash.h) in o. False on
+ * a field given twice. */
+static bool hash_add(sbuf *o, const uint8_t *f, uint32_t flen, const uint8_t *v, uint32_t vlen)
+{
+    cudis_hentry e;
+    if (cudis_hash_find((const uint8_t *)o->p, (uint32_t)o->len, f, flen, &e)) {
+        return false;
+    }
+    uint8_t lb[5];
+    sbuf_add(o, lb, cudis_varint_put(lb, flen));
+    sbuf_add(o, f, flen);
+    sbuf_add(o, lb, cudis_varint_put(lb, vlen));
+    sbuf_add(o, v, vlen);
+    uint32_t n = cudis_hash_count((const uint8_t *)o->p, (uint32_t)o->len) + 1;
+    for (int i = 0; i < 4; i++) {
+        o->p[i] = (char)(uint8_t)(n >> (8 * i));
+    }
+    return true;
+}
+
+/* RDB_TYPE_HASH: a length, then field and value strings. */
+static bool get_hash(rd *r, sbuf *o)
+{
+    uint64_t n;
+    int enc;
+    if (!get_len(r, &n, &enc) || enc >= 0 || n == 0) {
+        return false;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t fl, vl;
+        uint8_t *f = rdb_get_string(r, &fl);
+        uint8_t *v = f ? rdb_get_string(r, &vl) : NULL;
+        bool ok = v != NULL && hash_add(o, f, fl, v, vl);
+        free(f);
+        free(v);
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* One listpack entry at *p (before end): a string (*s, *n) or an integer
+ * (*s NULL, *x). Advances past the entry and its back length. */
+static bool lp_entry(const uint8_t **pp, const uint8_t *end, const uint8_t **s, uint32_t *n,
+                     int64_t *x)
+{
+    const uint8_t *p = *pp;
+    size_t avail = (size_t)(end - p);
+    uint64_t len = 0, hdr = 1;
+    *s = NULL;
+    uint8_t b = p[0];
+    if ((b & 0x80) == 0) {
+        *x = b & 0x7f;
+    } else if ((b & 0xc0) == 0x80) {
+        len = b & 0x3f;
+    } else if ((b & 0xe0) == 0xc0) {
+        if (avail < 2) {
+            return false;
+        }
+        uint32_t u = ((uint32_t)(b & 0x1f) << 8) | p[1];
+        *x = u >= 4096 ? (int64_t)u - 8192 : (int64_t)u;
+        hdr = 2;
+    } else if ((b & 0xf0) == 0xe0) {
+        if (avail < 2) {
+            return false;
+        }
+        len = ((uint64_t)(b & 0x0f) << 8) | p[1];
+        hdr = 2;
+    } else if (b == 0xf0) {
+        if (avail < 5) {
+            return false;
+        }
+        len = (uint64_t)p[1] | (uint64_t)p[2] << 8 | (uint64_t)p[3] << 16 | (uint64_t)p[4] << 24;
+        hdr = 5;
+    } else if (b >= 0xf1 && b <= 0xf4) {
+        int k = b == 0xf1 ? 2 : b == 0xf2 ? 3 : b == 0xf3 ? 4 : 8;
+        if (avail < (size_t)k + 1) {
+            return false;
+        }
+        uint64_t u = 0;
+        for (int i = 0; i < k; i++) {
+            u |= (uint64_t)p[1 + i] << (8 * i);
+        }
+        if (k < 8 && (u >> (8 * k - 1)) & 1) {
+            u |= ~0ull << (8 * k); /* sign-extend */
+        }
+        *x = (int64_t)u;
+        hdr = 1 + (uint64_t)k;
+    } else {
+        return false;
+    }
+    if ((b & 0xc0) == 0x80 || (b & 0xf0) == 0xe0 || b == 0xf0) {
+        if (avail - hdr < len) {
+            return false;
+        }
+        *s = p + hdr;
+        *n = (uint32_t)len;
+    }
+    uint64_t elen = hdr + (*s ? len : 0);
+    uint64_t blen = elen < 128 ? 1 : elen < 16384 ? 2 : elen < 2097152 ? 3 : elen < 268435456 ? 4 : 5;
+    if (avail < elen + blen) {
+        return false;
+    }
+    *pp = p + elen + blen;
+    return true;
+}
+
+/* RDB_TYPE_HASH_LISTPACK: one string holding a listpack of field, value,
+ * field, value... */
+static bool get_hash_listpack(rd *r, sbuf *o)
+{
+    uint32_t n;
+    uint8_t *lp = rdb_get_string(r, &n);
+    bool ok = lp != NULL && n >= 7 && lp[n - 1] == 0xff &&
+              (uint32_t)(lp[0] | lp[1] << 8 | lp[2] << 16 | (uint32_t)lp[3] << 24) == n;
+    const uint8_t *p = lp ? lp + 6 : NULL, *end = lp ? lp + n - 1 : NULL;
+    uint32_t k = 0;
+    while (ok && p < end) {
+        const uint8_t *s[2];
+        uint32_t l[2];
+        int64_t x[2];
+        char num[2][24];
+        for (int i = 0; i < 2 && ok; i++) {
+            ok = p < end && lp_entry(&p, end, &s[i], &l[i], &x[i]);
+            if (ok && s[i] == NULL) {
+                l[i] = (uint32_t)snprintf(num[i], sizeof(num[i]), "%lld", (long long)x[i]);
+                s[i] = (const uint8_t *)num[i];
+            }
+        }
+        ok = ok && hash_add(o, s[0], l[0], s[1], l[1]);
+        k++;
+    }
+    free(lp);
+    return ok && k > 0;
+}
+
 bool rdb_footer_ok(const uint8_t *p, size_t n)
 {
     if (n < 10) {
@@ -363,7 +523,21 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
     }
     rd r = {pl + 1, pl + n - 10};
     uint32_t vlen = 0;
-    uint8_t *v = pl[0] == 0 ? rdb_get_string(&r, &vlen) : NULL;
+    uint8_t *v = NULL;
+    uint8_t type = CUDIS_TYPE_STRING;
+    if (pl[0] == RDB_TYPE_STRING) {
+        v = rdb_get_string(&r, &vlen);
+    } else if (pl[0] == RDB_TYPE_HASH || pl[0] == RDB_TYPE_HASH_LISTPACK) {
+        sbuf h = {0};
+        sbuf_add(&h, "\0\0\0\0", CUDIS_HASH_HDR);
+        if (pl[0] == RDB_TYPE_HASH ? get_hash(&r, &h) : get_hash_listpack(&r, &h)) {
+            v = (uint8_t *)h.p;
+            vlen = (uint32_t)h.len;
+            type = CUDIS_TYPE_HASH;
+        } else {
+            sbuf_free(&h);
+        }
+    }
     if (v == NULL || r.p != r.end) {
         free(v);
         conn_error(c, "ERR Bad data format");
@@ -375,7 +549,9 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
         batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
     } else {
         b->ev = KEV_RESTORE;
-        batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], (const char *)v, vlen, 0, exp, true);
+        uint32_t i =
+            batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], (const char *)v, vlen, 0, exp, true);
+        b->ops[i].type = type;
     }
     run_alone(c);
     int st = b->res[0].status;
@@ -407,7 +583,16 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
     }
     const char *v = (const char *)b->out + r->val_off;
     long long x;
-    bool is_int = r->val_len <= 20 && util_str2ll(v, r->val_len, &x);
+    bool is_int = r->type == CUDIS_TYPE_STRING && r->val_len <= 20 && util_str2ll(v, r->val_len, &x);
+    if (r->type == CUDIS_TYPE_HASH) {
+        if (p->k == OBJ_ENCODING) {
+            resp_bulks(&c->out, hash_is_small((const uint8_t *)v, r->val_len) ? "listpack"
+                                                                              : "hashtable");
+        } else {
+            resp_int(&c->out, 1);
+        }
+        return;
+    }
     switch (p->k) {
     case OBJ_ENCODING:
         resp_bulks(&c->out, is_int ? "int" : r->val_len <= 44 ? "embstr" : "raw");
@@ -424,6 +609,7 @@ static void object_generic(conn *c, char **argv, uint32_t *lens, int what)
     batcher *b = &c->lp->b;
     uint32_t i =
         batch_add_op(b, CUDIS_OP_GET, CUDIS_F_NOTOUCH, argv[2], lens[2], NULL, 0, 0, 0, false);
+    b->ops[i].type = CUDIS_TYPE_ANY;
     batch_add_pend(b, c, rp_object, i, 1)->k = what;
 }
 

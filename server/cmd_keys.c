@@ -47,6 +47,9 @@ void reply_engine_error(conn *c, int status)
     case CUDIS_E_KEYTOOBIG: conn_error(c, "ERR key is too long for the engine"); break;
     case CUDIS_E_EMPTYKEY: conn_error(c, "ERR empty keys are not supported by the engine"); break;
     case CUDIS_E_NOFIT: conn_error(c, "OOM the value is larger than 'maxmemory' can hold"); break;
+    case CUDIS_E_WRONGTYPE:
+        conn_error(c, "WRONGTYPE Operation against a key holding the wrong kind of value");
+        break;
     case CUDIS_E_FULL:
     case CUDIS_E_NOMEM:
         conn_error(c, "OOM command not allowed when used memory > 'maxmemory'.");
@@ -710,11 +713,18 @@ void cmd_touch(conn *c, int argc, char **argv, uint32_t *lens)
     exists_generic(c, argc, argv, lens, CUDIS_F_TOUCH);
 }
 
+const char *type_name(uint32_t type)
+{
+    static const char *const names[CUDIS_TYPE__COUNT] = {[CUDIS_TYPE_STRING] = "string",
+                                                         [CUDIS_TYPE_HASH] = "hash"};
+    return type < CUDIS_TYPE__COUNT ? names[type] : "none";
+}
+
 static void rp_type(conn *c, pend *p, const cudis_batch *b)
 {
     const cudis_result *r = RES(b, p, 0);
     if (!res_failed(c, r)) {
-        resp_status(&c->out, (r->flags & CUDIS_R_FOUND) ? "string" : "none");
+        resp_status(&c->out, (r->flags & CUDIS_R_FOUND) ? type_name(r->type) : "none");
     }
 }
 
@@ -908,7 +918,8 @@ void cmd_memory_usage(conn *c, int argc, char **argv, uint32_t *lens)
     }
     char *kv[2] = {argv[0], argv[2]};
     uint32_t kl[2] = {lens[0], lens[2]};
-    queue1(c, CUDIS_OP_GET, 0, kv, kl, NULL, 0, 0, 0, false, rp_memusage);
+    pend *p = queue1(c, CUDIS_OP_GET, 0, kv, kl, NULL, 0, 0, 0, false, rp_memusage);
+    c->lp->b.ops[p->op0].type = CUDIS_TYPE_ANY;
 }
 
 /* ------------------------------------------------------------------------
@@ -918,7 +929,8 @@ void cmd_memory_usage(conn *c, int argc, char **argv, uint32_t *lens)
 static void rename_generic(conn *c, char **argv, uint32_t *lens, bool nx)
 {
     batcher *b = &c->lp->b;
-    batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    b->ops[i].type = CUDIS_TYPE_ANY;
     run_alone(c);
     cudis_result r = b->res[0];
     if (r.status != CUDIS_OK) {
@@ -957,7 +969,8 @@ static void rename_generic(conn *c, char **argv, uint32_t *lens, bool nx)
         }
     }
     b->ev = KEV_QUIET; /* notified below, in Redis's order */
-    batch_add_op(b, CUDIS_OP_SET, 0, argv[2], lens[2], val, vlen, 0, exp, true);
+    i = batch_add_op(b, CUDIS_OP_SET, 0, argv[2], lens[2], val, vlen, 0, exp, true);
+    b->ops[i].type = (uint8_t)r.type;
     run_alone(c);
     int st = b->res[0].status;
     batch_reset(b);
@@ -1023,7 +1036,8 @@ typedef struct scan_ctx {
     const char *pat;
     uint32_t plen;
     bool all;
-    bool none; /* TYPE other than string */
+    int type;    /* TYPE: the enum cudis_type wanted; -1 any; -2 none (a name no type has) */
+    batcher *bt; /* with TYPE: keys MATCH took become EXISTS ops here, for their types */
 } scan_ctx;
 
 static int scan_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
@@ -1031,10 +1045,14 @@ static int scan_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len,
     (void)db, (void)exp;
     scan_ctx *s = arg;
     s->seen++;
-    if (s->none) {
+    if (s->type == -2) {
         return 0;
     }
     if (!s->all && !util_glob_match(s->pat, s->plen, (const char *)key, len, false)) {
+        return 0;
+    }
+    if (s->type >= 0) {
+        batch_add_op(s->bt, CUDIS_OP_EXISTS, 0, (const char *)key, len, NULL, 0, 0, 0, false);
         return 0;
     }
     resp_bulk(&s->keys, key, len);
@@ -1042,10 +1060,26 @@ static int scan_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len,
     return 0;
 }
 
+/* SCAN ... TYPE: of the keys collected as ops, those of the type wanted. */
+static int scan_typed(conn *c, scan_ctx *s)
+{
+    batcher *b = s->bt;
+    int rc = b->nops ? run_alone(c) : CUDIS_OK;
+    for (uint32_t i = 0; rc == CUDIS_OK && i < b->nops; i++) {
+        const cudis_result *r = &b->res[i];
+        if (r->status == CUDIS_OK && (r->flags & CUDIS_R_FOUND) && (int)r->type == s->type) {
+            resp_bulk(&s->keys, b->in + b->ops[i].key_off, b->ops[i].key_len);
+            s->n++;
+        }
+    }
+    batch_reset(b);
+    return rc;
+}
+
 void cmd_keys(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
-    scan_ctx s = {.pat = argv[1], .plen = lens[1]};
+    scan_ctx s = {.pat = argv[1], .plen = lens[1], .type = -1};
     s.all = lens[1] == 1 && argv[1][0] == '*';
     uint64_t cur = 0;
     uint8_t db = db_phys(c->db);
@@ -1083,7 +1117,7 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
         return;
     }
     long long count = 10;
-    scan_ctx s = {.all = true};
+    scan_ctx s = {.all = true, .type = -1, .bt = &c->lp->b};
     for (int j = 2; j < argc; j++) {
         bool more = j + 1 < argc;
         if (util_eq(argv[j], lens[j], "count") && more) {
@@ -1101,7 +1135,12 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
             s.all = s.plen == 1 && s.pat[0] == '*';
             j++;
         } else if (util_eq(argv[j], lens[j], "type") && more) {
-            s.none = !util_eq(argv[j + 1], lens[j + 1], "string");
+            s.type = -2;
+            for (uint32_t t = 0; t < CUDIS_TYPE__COUNT; t++) {
+                if (util_eq(argv[j + 1], lens[j + 1], type_name(t))) {
+                    s.type = (int)t;
+                }
+            }
             j++;
         } else {
             conn_error(c, E_SYNTAX);
@@ -1125,6 +1164,9 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
         rc = engine_scan(srv.eng, db, next, step, now, scan_collect, &s, &next);
         work += step;
     } while (rc == CUDIS_OK && next != 0 && s.seen < count && work < 4u * 1024 * 1024);
+    if (rc == CUDIS_OK && s.type >= 0) {
+        rc = scan_typed(c, &s);
+    }
     if (rc != CUDIS_OK) {
         sbuf_free(&s.keys);
         reply_engine_error(c, rc);
@@ -1185,7 +1227,7 @@ static int copy_key(conn *c, char *key, uint32_t klen, uint8_t ddb, char *dkey, 
 {
     batcher *b = &c->lp->b;
     uint8_t src = b->db;
-    batch_add_op(b, CUDIS_OP_GET, 0, key, klen, NULL, 0, 0, 0, false);
+    b->ops[batch_add_op(b, CUDIS_OP_GET, 0, key, klen, NULL, 0, 0, 0, false)].type = CUDIS_TYPE_ANY;
     b->db = ddb;
     batch_add_op(b, CUDIS_OP_EXISTS, 0, dkey, dlen, NULL, 0, 0, 0, false);
     b->db = src;
@@ -1207,7 +1249,9 @@ static int copy_key(conn *c, char *key, uint32_t klen, uint8_t ddb, char *dkey, 
     b->db = ddb;
     uint8_t ev = b->ev;
     b->ev = KEV_QUIET; /* COPY and MOVE notify in Redis's order */
-    batch_add_op(b, CUDIS_OP_SET, 0, dkey, dlen, val, r.val_len, 0, r.num == -1 ? 0 : r.num, true);
+    uint32_t i =
+        batch_add_op(b, CUDIS_OP_SET, 0, dkey, dlen, val, r.val_len, 0, r.num == -1 ? 0 : r.num, true);
+    b->ops[i].type = (uint8_t)r.type;
     b->ev = ev;
     b->db = src;
     run_alone(c);

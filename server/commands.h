@@ -167,6 +167,22 @@ struct command {
     X(cmd_exists)                                                                                  \
     X(cmd_touch)                                                                                   \
     X(cmd_type)                                                                                    \
+    X(cmd_hset)                                                                            \
+    X(cmd_hsetnx)                                                                          \
+    X(cmd_hmset)                                                                           \
+    X(cmd_hget)                                                                            \
+    X(cmd_hmget)                                                                           \
+    X(cmd_hdel)                                                                            \
+    X(cmd_hlen)                                                                            \
+    X(cmd_hstrlen)                                                                         \
+    X(cmd_hexists)                                                                         \
+    X(cmd_hkeys)                                                                           \
+    X(cmd_hvals)                                                                           \
+    X(cmd_hgetall)                                                                         \
+    X(cmd_hincrby)                                                                         \
+    X(cmd_hincrbyfloat)                                                                    \
+    X(cmd_hrandfield)                                                                      \
+    X(cmd_hscan)                                                                           \
     X(cmd_expire)                                                                                  \
     X(cmd_pexpire)                                                                                 \
     X(cmd_expireat)                                                                                \

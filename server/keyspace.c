@@ -51,7 +51,7 @@ void keyspace_notify(loop *from, int type, const char *event, uint8_t db, const 
 static const char *const kev_names[KEV__COUNT] = {
     [KEV_INCRBYFLOAT] = "incrbyfloat", [KEV_RESTORE] = "restore",
     [KEV_SETBIT] = "setbit",           [KEV_SET] = "set",
-    [KEV_COPY_TO] = "copy_to",
+    [KEV_COPY_TO] = "copy_to",         [KEV_HINCRBYFLOAT] = "hincrbyfloat",
 };
 
 /* The notifications of one applied op, as Redis's commands send them. */
@@ -60,18 +60,19 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
 {
     bool creates = op->code == CUDIS_OP_SET || op->code == CUDIS_OP_INCRBY ||
                    op->code == CUDIS_OP_APPEND || op->code == CUDIS_OP_SETRANGE ||
-                   op->code == CUDIS_OP_SETBIT;
+                   op->code == CUDIS_OP_SETBIT || op->code == CUDIS_OP_HSET ||
+                   op->code == CUDIS_OP_HINCRBY;
     /* RESTORE ... REPLACE adds the key anew, as Redis's delete-then-add */
     if ((creates && !(r->flags & CUDIS_R_FOUND)) || ev == KEV_RESTORE) {
         keyspace_notify(from, NOTIFY_NEW, "new", op->db, key, op->key_len);
     }
     if (ev != KEV_AUTO) {
         bool str = ev == KEV_INCRBYFLOAT || ev == KEV_SETBIT || ev == KEV_SET;
-        keyspace_notify(from, str ? NOTIFY_STRING : NOTIFY_GENERIC, kev_names[ev], op->db, key,
-                        op->key_len);
+        int cls = str ? NOTIFY_STRING : ev == KEV_HINCRBYFLOAT ? NOTIFY_HASH : NOTIFY_GENERIC;
+        keyspace_notify(from, cls, kev_names[ev], op->db, key, op->key_len);
         return;
     }
-    const char *s = NULL, *g = NULL; /* a string event, a generic one */
+    const char *s = NULL, *g = NULL, *h = NULL; /* a string, a generic, a hash event */
     switch (op->code) {
     case CUDIS_OP_GET:
         if (op->flags & CUDIS_F_DEL) {
@@ -95,10 +96,21 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
     case CUDIS_OP_SETBIT: s = "setbit"; break;
     case CUDIS_OP_EXPIRE: g = op->expire_ms <= now ? "del" : "expire"; break;
     case CUDIS_OP_PERSIST: g = "persist"; break;
+    case CUDIS_OP_HSET: h = "hset"; break;
+    case CUDIS_OP_HINCRBY: h = "hincrby"; break;
+    case CUDIS_OP_HDEL:
+        h = "hdel";
+        if (r->flags & CUDIS_R_GONE) {
+            g = "del"; /* the last field went */
+        }
+        break;
     default: break;
     }
     if (s != NULL) {
         keyspace_notify(from, NOTIFY_STRING, s, op->db, key, op->key_len);
+    }
+    if (h != NULL) {
+        keyspace_notify(from, NOTIFY_HASH, h, op->db, key, op->key_len);
     }
     if (g != NULL) {
         keyspace_notify(from, NOTIFY_GENERIC, g, op->db, key, op->key_len);
@@ -113,7 +125,8 @@ static bool is_lookup(const cudis_op *op, uint8_t ev)
         return (op->flags & CUDIS_F_GET) != 0;
     }
     return (ev & KEV_READ) &&
-           (op->code == CUDIS_OP_GET || op->code == CUDIS_OP_EXISTS || op->code == CUDIS_OP_TTL);
+           (op->code == CUDIS_OP_GET || op->code == CUDIS_OP_EXISTS || op->code == CUDIS_OP_TTL ||
+            op->code == CUDIS_OP_HGET || op->code == CUDIS_OP_HLEN);
 }
 
 bool keyspace_wants_events(void)

@@ -324,6 +324,11 @@ void reply_ok(conn *c);
 /* A HELP reply: "<NAME> <subcommand> ... Subcommands are:" then lines. */
 void help_reply(conn *c, const char *name, const char *const *lines);
 void reply_engine_error(conn *c, int status);
+/* cmd_hash.c: whether Redis would keep this hash (cudis_hash.h) as a
+ * listpack (hash-max-listpack-entries, -value: OBJECT ENCODING). */
+bool hash_is_small(const uint8_t *h, uint32_t n);
+/* TYPE's name of an enum cudis_type ("string", "hash"...). */
+const char *type_name(uint32_t type);
 void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens);
 /* Whether the command must wait for the CLIENT PAUSE in force (mode as
  * clients_paused). */

@@ -1,0 +1,615 @@
+/*
+ * cmd_hash.c - the hash commands. A hash is one engine item of type
+ * CUDIS_TYPE_HASH holding its fields (common/cudis_hash.h): HSET, HDEL,
+ * HGET, HINCRBY and HLEN are one engine op each, applied by the store to
+ * the item (so the gpu engine edits it in device memory); the commands
+ * that read many fields (HMGET, HGETALL, HKEYS, HVALS, HRANDFIELD, HSCAN)
+ * fetch the encoded hash with one typed GET and answer from it;
+ * HINCRBYFLOAT reads, then writes the field, alone between batches.
+ * Replies and errors follow Redis 7.0 word for word.
+ */
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cudis_rng.h"
+#include "server_internal.h"
+
+#define RES(b, p, k) (&(b)->res[(p)->op0 + (k)])
+
+static const char *E_SYNTAX = "ERR syntax error";
+
+bool hash_is_small(const uint8_t *h, uint32_t n)
+{
+    long long max_n = srv.cfg.hash_max_listpack_entries, max_len = srv.cfg.hash_max_listpack_value;
+    if (cudis_hash_count(h, n) > max_n) {
+        return false;
+    }
+    cudis_hentry e;
+    for (uint32_t at = CUDIS_HASH_HDR; at < n && cudis_hentry_at(h + at, n - at, true, &e);
+         at += e.size) {
+        if (e.flen > max_len || e.vlen > max_len) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* One hash op on argv[1] with its reply function. */
+static pend *hash_op(conn *c, uint8_t code, uint16_t flags, char **argv, uint32_t *lens,
+                     const void *val, uint32_t vlen, int64_t arg, bool write, reply_fn fn)
+{
+    batcher *b = &c->lp->b;
+    uint32_t i = batch_add_op(b, code, flags, argv[1], lens[1], val, vlen, arg, 0, write);
+    b->ops[i].type = CUDIS_TYPE_HASH;
+    return batch_add_pend(b, c, fn, i, 1);
+}
+
+static bool res_failed(conn *c, const cudis_result *r)
+{
+    if (r->status != CUDIS_OK) {
+        reply_engine_error(c, r->status);
+        return true;
+    }
+    return false;
+}
+
+/* Append field/value entries of argv[from..argc) (pairs; fields alone when
+ * !vals) to an edit buffer (cudis_hash.h). */
+static void edits_add(sbuf *e, int argc, char **argv, uint32_t *lens, int from, bool vals)
+{
+    uint8_t lb[5];
+    for (int j = from; j < argc; j += vals ? 2 : 1) {
+        sbuf_add(e, (const char *)lb, cudis_varint_put(lb, lens[j]));
+        sbuf_add(e, argv[j], lens[j]);
+        if (vals) {
+            sbuf_add(e, (const char *)lb, cudis_varint_put(lb, lens[j + 1]));
+            sbuf_add(e, argv[j + 1], lens[j + 1]);
+        }
+    }
+}
+
+/* Bytes a reply function needs, kept in p->aux (freed once answered) as
+ * a uint32 length and the bytes. */
+static void aux_bytes(pend *p, const void *data, uint32_t len)
+{
+    uint8_t *a = xmalloc(4 + (size_t)len);
+    memcpy(a, &len, 4);
+    if (len) {
+        memcpy(a + 4, data, len);
+    }
+    p->aux = a;
+}
+
+static const uint8_t *aux_get(const pend *p, uint32_t *len)
+{
+    memcpy(len, p->aux, 4);
+    return (const uint8_t *)p->aux + 4;
+}
+
+/* ------------------------------------------------------------------------
+ * HSET HSETNX HMSET HDEL HINCRBY
+ * ---------------------------------------------------------------------- */
+
+static void rp_num(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (!res_failed(c, r)) {
+        resp_int(&c->out, r->num);
+    }
+}
+
+static void rp_ok(conn *c, pend *p, const cudis_batch *b)
+{
+    if (!res_failed(c, RES(b, p, 0))) {
+        reply_ok(c);
+    }
+}
+
+static void hset_generic(conn *c, int argc, char **argv, uint32_t *lens, reply_fn fn)
+{
+    if (argc % 2 != 0) {
+        conn_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur_cmd->name);
+        return;
+    }
+    sbuf e = {0};
+    edits_add(&e, argc, argv, lens, 2, true);
+    hash_op(c, CUDIS_OP_HSET, 0, argv, lens, e.p, (uint32_t)e.len, 0, true, fn);
+    sbuf_free(&e);
+}
+
+void cmd_hset(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    hset_generic(c, argc, argv, lens, rp_num);
+}
+
+void cmd_hmset(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    hset_generic(c, argc, argv, lens, rp_ok);
+}
+
+void cmd_hsetnx(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    sbuf e = {0};
+    edits_add(&e, argc, argv, lens, 2, true);
+    hash_op(c, CUDIS_OP_HSET, CUDIS_F_NX, argv, lens, e.p, (uint32_t)e.len, 0, true, rp_num);
+    sbuf_free(&e);
+}
+
+void cmd_hdel(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    sbuf e = {0};
+    edits_add(&e, argc, argv, lens, 2, false);
+    hash_op(c, CUDIS_OP_HDEL, 0, argv, lens, e.p, (uint32_t)e.len, 0, true, rp_num);
+    sbuf_free(&e);
+}
+
+static void rp_hincrby(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (r->status == CUDIS_E_NOTINT) {
+        conn_error(c, "ERR hash value is not an integer");
+    } else if (!res_failed(c, r)) {
+        resp_int(&c->out, r->num);
+    }
+}
+
+void cmd_hincrby(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    long long d;
+    if (arg_ll(c, argv[3], lens[3], &d)) {
+        hash_op(c, CUDIS_OP_HINCRBY, 0, argv, lens, argv[2], lens[2], d, true, rp_hincrby);
+    }
+}
+
+void cmd_hincrbyfloat(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    batcher *b = &c->lp->b;
+    long double v = 0, incr;
+    if (!util_str2ld(argv[3], lens[3], &incr)) {
+        conn_error(c, "ERR value is not a valid float");
+        return;
+    }
+    if (isnan(incr) || isinf(incr)) {
+        conn_error(c, "ERR value is NaN or Infinity");
+        return;
+    }
+    uint32_t i = batch_add_op(b, CUDIS_OP_HGET, 0, argv[1], lens[1], argv[2], lens[2], 0, 0, false);
+    b->ops[i].type = CUDIS_TYPE_HASH;
+    run_alone(c);
+    cudis_result r = b->res[0];
+    if (r.status != CUDIS_OK) {
+        batch_reset(b);
+        reply_engine_error(c, r.status);
+        return;
+    }
+    bool ok = true;
+    if (r.flags & CUDIS_R_VALUE) {
+        ok = util_str2ld((const char *)b->out + r.val_off, r.val_len, &v);
+    }
+    batch_reset(b);
+    if (!ok) {
+        conn_error(c, "ERR hash value is not a float");
+        return;
+    }
+    v += incr;
+    if (isnan(v) || isinf(v)) {
+        conn_error(c, "ERR increment would produce NaN or Infinity");
+        return;
+    }
+    char buf[5 * 1024];
+    int n = util_ld2str(buf, sizeof(buf), v);
+    char *fv[4] = {argv[0], argv[1], argv[2], buf};
+    uint32_t fl[4] = {lens[0], lens[1], lens[2], (uint32_t)n};
+    sbuf e = {0};
+    edits_add(&e, 4, fv, fl, 2, true);
+    b->ev = KEV_HINCRBYFLOAT;
+    i = batch_add_op(b, CUDIS_OP_HSET, 0, argv[1], lens[1], e.p, (uint32_t)e.len, 0, 0, true);
+    b->ops[i].type = CUDIS_TYPE_HASH;
+    sbuf_free(&e);
+    run_alone(c);
+    int st = b->res[0].status;
+    batch_reset(b);
+    if (st != CUDIS_OK) {
+        reply_engine_error(c, st);
+        return;
+    }
+    resp_bulk(&c->out, buf, (size_t)n);
+}
+
+/* ------------------------------------------------------------------------
+ * HGET HEXISTS HSTRLEN HLEN
+ * ---------------------------------------------------------------------- */
+
+static void rp_hget(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (res_failed(c, r)) {
+        return;
+    }
+    if (r->flags & CUDIS_R_VALUE) {
+        resp_bulk(&c->out, b->out + r->val_off, r->val_len);
+    } else {
+        resp_null(&c->out, c->proto);
+    }
+}
+
+static void rp_hstrlen(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (!res_failed(c, r)) {
+        resp_int(&c->out, (r->flags & CUDIS_R_VALUE) ? (long long)r->val_len : 0);
+    }
+}
+
+void cmd_hget(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    hash_op(c, CUDIS_OP_HGET, 0, argv, lens, argv[2], lens[2], 0, false, rp_hget);
+}
+
+void cmd_hexists(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    hash_op(c, CUDIS_OP_HGET, 0, argv, lens, argv[2], lens[2], 0, false, rp_num);
+}
+
+void cmd_hstrlen(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    hash_op(c, CUDIS_OP_HGET, 0, argv, lens, argv[2], lens[2], 0, false, rp_hstrlen);
+}
+
+void cmd_hlen(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    hash_op(c, CUDIS_OP_HLEN, 0, argv, lens, NULL, 0, 0, false, rp_num);
+}
+
+/* ------------------------------------------------------------------------
+ * Commands answered from the whole hash
+ * ---------------------------------------------------------------------- */
+
+/* The encoded hash a typed GET returned: false (replied) on error; *h
+ * NULL with *n 0 for a missing key. */
+static bool whole_hash(conn *c, pend *p, const cudis_batch *b, const uint8_t **h, uint32_t *n)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (res_failed(c, r)) {
+        return false;
+    }
+    *h = (r->flags & CUDIS_R_VALUE) ? b->out + r->val_off : NULL;
+    *n = *h ? r->val_len : 0;
+    return true;
+}
+
+/* Iterate the entries of an encoded hash (h may be NULL). */
+#define HASH_FOREACH(h, n, at, e)                                                                  \
+    for (uint32_t at = CUDIS_HASH_HDR; (h) != NULL && at < (n) &&                                  \
+                                       cudis_hentry_at((h) + at, (n) - at, true, &(e));            \
+         at += (e).size)
+
+static pend *whole_op(conn *c, char **argv, uint32_t *lens, reply_fn fn)
+{
+    return hash_op(c, CUDIS_OP_GET, 0, argv, lens, NULL, 0, 0, false, fn);
+}
+
+enum { HALL_KEYS = 1, HALL_VALS = 2 };
+
+static void rp_hgetall(conn *c, pend *p, const cudis_batch *b)
+{
+    const uint8_t *h;
+    uint32_t n;
+    if (!whole_hash(c, p, b, &h, &n)) {
+        return;
+    }
+    uint32_t cnt = h ? cudis_hash_count(h, n) : 0;
+    int what = (int)p->a;
+    if (what == (HALL_KEYS | HALL_VALS)) {
+        resp_map(&c->out, cnt, c->proto);
+    } else {
+        resp_array(&c->out, cnt);
+    }
+    cudis_hentry e;
+    HASH_FOREACH(h, n, at, e)
+    {
+        if (what & HALL_KEYS) {
+            resp_bulk(&c->out, e.f, e.flen);
+        }
+        if (what & HALL_VALS) {
+            resp_bulk(&c->out, e.v, e.vlen);
+        }
+    }
+}
+
+static void hall(conn *c, char **argv, uint32_t *lens, int what)
+{
+    whole_op(c, argv, lens, rp_hgetall)->a = what;
+}
+
+void cmd_hgetall(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    hall(c, argv, lens, HALL_KEYS | HALL_VALS);
+}
+
+void cmd_hkeys(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    hall(c, argv, lens, HALL_KEYS);
+}
+
+void cmd_hvals(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    (void)argc;
+    hall(c, argv, lens, HALL_VALS);
+}
+
+/* HMGET: the fields asked for, as edits (cudis_hash.h HDEL shape), in aux. */
+static void rp_hmget(conn *c, pend *p, const cudis_batch *b)
+{
+    const uint8_t *h;
+    uint32_t n;
+    if (!whole_hash(c, p, b, &h, &n)) {
+        return;
+    }
+    uint32_t wlen;
+    const uint8_t *want = aux_get(p, &wlen);
+    resp_array(&c->out, p->k);
+    cudis_hentry f, e;
+    for (uint32_t at = 0; at < wlen && cudis_hentry_at(want + at, wlen - at, false, &f);
+         at += f.size) {
+        if (h != NULL && cudis_hash_find(h, n, f.f, f.flen, &e)) {
+            resp_bulk(&c->out, e.v, e.vlen);
+        } else {
+            resp_null(&c->out, c->proto);
+        }
+    }
+}
+
+void cmd_hmget(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    sbuf want = {0};
+    edits_add(&want, argc, argv, lens, 2, false);
+    pend *p = whole_op(c, argv, lens, rp_hmget);
+    aux_bytes(p, want.p, (uint32_t)want.len);
+    sbuf_free(&want);
+    p->k = argc - 2;
+}
+
+/* ------------------------------------------------------------------------
+ * HRANDFIELD
+ * ---------------------------------------------------------------------- */
+
+static uint64_t rand64(void)
+{
+    static __thread uint64_t s[4];
+    static __thread bool seeded;
+    if (!seeded) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        cudis_rng_seed(s, (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^ (uintptr_t)&seeded);
+        seeded = true;
+    }
+    return cudis_rng_next(s);
+}
+
+enum { RF_COUNT = 1, RF_VALUES = 2 };
+
+static void reply_field(conn *c, const cudis_hentry *e, bool vals)
+{
+    if (vals && c->proto >= 3) {
+        resp_array(&c->out, 2);
+    }
+    resp_bulk(&c->out, e->f, e->flen);
+    if (vals) {
+        resp_bulk(&c->out, e->v, e->vlen);
+    }
+}
+
+static void rp_hrandfield(conn *c, pend *p, const cudis_batch *b)
+{
+    const uint8_t *h;
+    uint32_t n;
+    if (!whole_hash(c, p, b, &h, &n)) {
+        return;
+    }
+    long long count = p->a;
+    int how = (int)p->b;
+    bool vals = how & RF_VALUES;
+    uint32_t size = h ? cudis_hash_count(h, n) : 0;
+    if (!(how & RF_COUNT)) {
+        if (size == 0) {
+            resp_null(&c->out, c->proto);
+            return;
+        }
+        count = 1;
+    }
+    if (size == 0 || count == 0) {
+        resp_array(&c->out, 0);
+        return;
+    }
+    /* entry offsets, to pick by index */
+    uint32_t *off = xmalloc(size * sizeof(*off));
+    uint32_t k = 0;
+    cudis_hentry e;
+    HASH_FOREACH(h, n, at, e)
+    {
+        if (k < size) {
+            off[k++] = at;
+        }
+    }
+    size = k;
+    if (!(how & RF_COUNT)) {
+        (void)cudis_hentry_at(h + off[rand64() % size], n, true, &e);
+        resp_bulk(&c->out, e.f, e.flen);
+    } else if (count < 0) {
+        /* repetitions allowed: -count picks */
+        unsigned long long m = (unsigned long long)(-(count + 1)) + 1;
+        resp_array(&c->out, (long)(vals && c->proto < 3 ? 2 * m : m));
+        for (unsigned long long j = 0; j < m; j++) {
+            uint32_t at = off[rand64() % size];
+            (void)cudis_hentry_at(h + at, n - at, true, &e);
+            reply_field(c, &e, vals);
+        }
+    } else {
+        /* distinct: a partial Fisher-Yates over the offsets */
+        uint32_t m = (unsigned long long)count >= size ? size : (uint32_t)count;
+        if (m < size) {
+            for (uint32_t j = 0; j < m; j++) {
+                uint32_t r = j + (uint32_t)(rand64() % (size - j));
+                uint32_t t = off[j];
+                off[j] = off[r];
+                off[r] = t;
+            }
+        }
+        resp_array(&c->out, (long)(vals && c->proto < 3 ? 2 * m : m));
+        for (uint32_t j = 0; j < m; j++) {
+            (void)cudis_hentry_at(h + off[j], n - off[j], true, &e);
+            reply_field(c, &e, vals);
+        }
+    }
+    free(off);
+}
+
+void cmd_hrandfield(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    long long count = 0;
+    int how = 0;
+    if (argc >= 3) {
+        if (!arg_ll(c, argv[2], lens[2], &count)) {
+            return;
+        }
+        how |= RF_COUNT;
+        if (argc == 4) {
+            if (!util_eq(argv[3], lens[3], "withvalues")) {
+                conn_error(c, E_SYNTAX);
+                return;
+            }
+            how |= RF_VALUES;
+            if (count < -LONG_MAX / 2) {
+                conn_error(c, "ERR value is out of range");
+                return;
+            }
+        } else if (argc > 4) {
+            conn_error(c, E_SYNTAX);
+            return;
+        }
+    }
+    pend *p = whole_op(c, argv, lens, rp_hrandfield);
+    p->a = count;
+    p->b = how;
+}
+
+/* ------------------------------------------------------------------------
+ * HSCAN
+ * ---------------------------------------------------------------------- */
+
+/* The whole hash in one call, cursor 0 (as Redis answers a listpack-encoded
+ * hash; COUNT is a hint). MATCH's pattern is in aux. */
+static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
+{
+    const uint8_t *h;
+    uint32_t n;
+    if (!whole_hash(c, p, b, &h, &n)) {
+        return;
+    }
+    if (h == NULL) {
+        sbuf_add(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
+        return;
+    }
+    if (p->b != 0) { /* Redis reads the options after finding the hash */
+        conn_error(c, (const char *)(intptr_t)p->b);
+        return;
+    }
+    uint32_t plen = 0;
+    const char *pat = p->aux ? (const char *)aux_get(p, &plen) : NULL;
+    sbuf items = {0};
+    long k = 0;
+    cudis_hentry e;
+    HASH_FOREACH(h, n, at, e)
+    {
+        if (pat != NULL && !util_glob_match(pat, plen, (const char *)e.f, e.flen, false)) {
+            continue;
+        }
+        resp_bulk(&items, e.f, e.flen);
+        resp_bulk(&items, e.v, e.vlen);
+        k += 2;
+    }
+    resp_array(&c->out, 2);
+    resp_bulks(&c->out, "0");
+    resp_array(&c->out, k);
+    sbuf_add(&c->out, items.p, items.len);
+    sbuf_free(&items);
+}
+
+/* SCAN-family arguments after the cursor: MATCH pattern (NULL: all) and
+ * COUNT, checked as Redis does. Returns NULL, or the error to reply. */
+static const char *scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
+                             uint32_t *plen, long long *count)
+{
+    *pat = NULL;
+    *plen = 0;
+    *count = 10;
+    for (int j = from; j < argc; j++) {
+        bool more = j + 1 < argc;
+        if (util_eq(argv[j], lens[j], "count") && more) {
+            if (!util_str2ll(argv[j + 1], lens[j + 1], count)) {
+                return "ERR value is not an integer or out of range";
+            }
+            if (*count < 1) {
+                return E_SYNTAX;
+            }
+            j++;
+        } else if (util_eq(argv[j], lens[j], "match") && more) {
+            *pat = argv[j + 1];
+            *plen = lens[j + 1];
+            j++;
+        } else {
+            return E_SYNTAX;
+        }
+    }
+    return NULL;
+}
+
+/* A SCAN cursor: an unsigned decimal that fits 64 bits. */
+static bool scan_cursor(const char *s, uint32_t len)
+{
+    if (len == 0 || len > 20) {
+        return false;
+    }
+    unsigned long long v = 0;
+    for (uint32_t i = 0; i < len; i++) {
+        if (s[i] < '0' || s[i] > '9') {
+            return false;
+        }
+        unsigned d = (unsigned)(s[i] - '0');
+        if (v > (ULLONG_MAX - d) / 10) {
+            return false;
+        }
+        v = v * 10 + d;
+    }
+    return true;
+}
+
+void cmd_hscan(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    if (!scan_cursor(argv[2], lens[2])) {
+        conn_error(c, "ERR invalid cursor");
+        return;
+    }
+    const char *pat;
+    uint32_t plen;
+    long long count;
+    const char *err = scan_args(argc, argv, lens, 3, &pat, &plen, &count);
+    (void)count; /* a hint: the whole hash comes in one reply */
+    pend *p = whole_op(c, argv, lens, rp_hscan);
+    p->b = (int64_t)(intptr_t)err;
+    if (pat != NULL && !(plen == 1 && pat[0] == '*')) {
+        aux_bytes(p, pat, plen);
+    }
+}

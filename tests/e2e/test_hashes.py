@@ -1,0 +1,448 @@
+#!/usr/bin/python3
+"""test_hashes.py - the hash commands as Redis 7.0 answers them: replies,
+errors (WRONGTYPE both ways, arity, HINCRBY/HINCRBYFLOAT), the rule that
+removing the last field removes the key, a TTL covering every field, RESP3
+maps and pairs, keyspace events, MULTI and Lua, the generic commands on a
+hash (TYPE, OBJECT ENCODING, RENAME, COPY, MOVE, SCAN TYPE, DUMP/RESTORE),
+eviction removing whole hashes (HLEN and HGETALL always agree with HGET),
+and, beside Debian's redis-server: DUMP payloads both ways and a seeded
+random stream of hash commands whose every reply must equal Redis's.
+Run by ctest (label e2e):
+  /usr/bin/python3 test_hashes.py --server PATH   (or CUDIS_E2E_SERVER=...)
+"""
+import os
+import random
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_server  # noqa: E402
+from test_tracking import Conn, Err  # noqa: E402
+
+import redis  # noqa: E402
+
+BIN = None
+REDIS = "/usr/bin/redis-server"
+WRONGTYPE = Err("WRONGTYPE Operation against a key holding the wrong kind of value")
+
+
+def pairs(flat):
+    return dict(zip(flat[0::2], flat[1::2]))
+
+
+class Base(unittest.TestCase):
+    extra = ()
+
+    def setUp(self):
+        self.srv = e2e_server.Server(BIN, extra=self.extra)
+        self.c = Conn(self.srv.port)
+
+    def tearDown(self):
+        self.c.close()
+        self.assertEqual(self.srv.stop(), 0, "server did not exit 0 on SIGTERM")
+
+    def calls(self, *cmds):
+        return [self.c.call(*cmd) for cmd in cmds]
+
+
+class Hashes(Base):
+    def test_replies(self):
+        c = self.c
+        self.assertEqual(c.call("HSET", "h", "a", "1", "b", "2"), 2)
+        self.assertEqual(c.call("HSET", "h", "a", "9", "c", "3", "c", "4"), 1)
+        self.assertEqual(c.call("HGETALL", "h"), [b"a", b"9", b"b", b"2", b"c", b"4"])
+        self.assertEqual(c.call("HGET", "h", "a"), b"9")
+        self.assertIsNone(c.call("HGET", "h", "zz"))
+        self.assertIsNone(c.call("HGET", "nokey", "a"))
+        self.assertEqual(c.call("HMGET", "h", "c", "zz", "a"), [b"4", None, b"9"])
+        self.assertEqual(c.call("HMGET", "nokey", "a", "b"), [None, None])
+        self.assertEqual(c.call("HLEN", "h"), 3)
+        self.assertEqual(c.call("HLEN", "nokey"), 0)
+        self.assertEqual(c.call("HKEYS", "h"), [b"a", b"b", b"c"])
+        self.assertEqual(c.call("HVALS", "h"), [b"9", b"2", b"4"])
+        self.assertEqual(c.call("HKEYS", "nokey"), [])
+        self.assertEqual(c.call("HGETALL", "nokey"), [])
+        self.assertEqual(c.call("HSTRLEN", "h", "a"), 1)
+        self.assertEqual(c.call("HSTRLEN", "h", "zz"), 0)
+        self.assertEqual(c.call("HEXISTS", "h", "b"), 1)
+        self.assertEqual(c.call("HEXISTS", "h", "zz"), 0)
+        self.assertEqual(c.call("HSETNX", "h", "a", "x"), 0)
+        self.assertEqual(c.call("HSETNX", "h", "d", "x"), 1)
+        self.assertEqual(c.call("HGET", "h", "d"), b"x")
+        self.assertEqual(c.call("HMSET", "h", "e", "5", "a", "1"), "OK")
+        self.assertEqual(c.call("HDEL", "h", "a", "zz", "a", "b"), 2)
+        self.assertEqual(c.call("HKEYS", "h"), [b"c", b"d", b"e"])
+        self.assertEqual(c.call("HDEL", "nokey", "a"), 0)
+        # binary-safe fields and values, empty ones too
+        self.assertEqual(c.call("HSET", "bin", b"\x00\xff", b"v\r\n", "", ""), 2)
+        self.assertEqual(c.call("HGET", "bin", b"\x00\xff"), b"v\r\n")
+        self.assertEqual(c.call("HGET", "bin", ""), b"")
+        self.assertEqual(c.call("HSTRLEN", "bin", ""), 0)
+        self.assertEqual(c.call("HEXISTS", "bin", ""), 1)
+
+    def test_hincrby_and_hincrbyfloat(self):
+        c = self.c
+        self.assertEqual(c.call("HINCRBY", "h", "n", "5"), 5)
+        self.assertEqual(c.call("HINCRBY", "h", "n", "-7"), -2)
+        self.assertEqual(c.call("HSET", "h", "s", "abc", "big", str(2**63 - 1), "sp", " 1"), 3)
+        self.assertEqual(c.call("HINCRBY", "h", "s", "1"), Err("ERR hash value is not an integer"))
+        self.assertEqual(c.call("HINCRBY", "h", "sp", "1"), Err("ERR hash value is not an integer"))
+        self.assertEqual(c.call("HINCRBY", "h", "big", "1"),
+                         Err("ERR increment or decrement would overflow"))
+        self.assertEqual(c.call("HINCRBY", "h", "n", "x"),
+                         Err("ERR value is not an integer or out of range"))
+        self.assertEqual(c.call("HGET", "h", "big"), str(2**63 - 1).encode())
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "f", "1.5"), b"1.5")
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "f", "2.25"), b"3.75")
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "n", "0.5"), b"-1.5")
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "s", "1"), Err("ERR hash value is not a float"))
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "f", "x"), Err("ERR value is not a valid float"))
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "f", "inf"),
+                         Err("ERR value is NaN or Infinity"))
+        c.call("HSET", "h", "huge", "1e4932")
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "huge", "1e4932"),
+                         Err("ERR increment would produce NaN or Infinity"))
+        self.assertEqual(c.call("HINCRBYFLOAT", "h2", "f", "3e2"), b"300")
+        self.assertEqual(c.call("HGET", "h", "f"), b"3.75")
+
+    def test_errors_and_wrongtype(self):
+        c = self.c
+        for cmd in (("HSET", "h"), ("HSET", "h", "a"), ("HSET", "h", "a", "1", "b"),
+                    ("HMSET", "h", "a", "1", "b"), ("HGET", "h"), ("HDEL", "h"), ("HLEN",),
+                    ("HSETNX", "h", "a"), ("HINCRBY", "h", "a"), ("HMGET", "h"), ("HSCAN", "h")):
+            self.assertEqual(c.call(*cmd),
+                             Err("ERR wrong number of arguments for '%s' command" % cmd[0].lower()),
+                             cmd)
+        c.call("SET", "s", "v")
+        for cmd in (("HSET", "s", "a", "1"), ("HGET", "s", "a"), ("HMGET", "s", "a"),
+                    ("HDEL", "s", "a"), ("HLEN", "s"), ("HGETALL", "s"), ("HKEYS", "s"),
+                    ("HVALS", "s"), ("HEXISTS", "s", "a"), ("HSTRLEN", "s", "a"),
+                    ("HINCRBY", "s", "a", "1"), ("HINCRBYFLOAT", "s", "a", "1"),
+                    ("HSETNX", "s", "a", "1"), ("HRANDFIELD", "s"), ("HSCAN", "s", "0")):
+            self.assertEqual(c.call(*cmd), WRONGTYPE, cmd)
+        c.call("HSET", "h", "a", "1")
+        for cmd in (("GET", "h"), ("APPEND", "h", "x"), ("INCR", "h"), ("STRLEN", "h"),
+                    ("GETRANGE", "h", "0", "1"), ("SETRANGE", "h", "0", "x"), ("GETDEL", "h"),
+                    ("GETEX", "h"), ("SETBIT", "h", "1", "1"), ("GETBIT", "h", "1"),
+                    ("BITCOUNT", "h"), ("SET", "h", "v", "GET"), ("INCRBYFLOAT", "h", "1")):
+            self.assertEqual(c.call(*cmd), WRONGTYPE, cmd)
+        self.assertEqual(c.call("MGET", "h", "s"), [None, b"v"])
+        self.assertEqual(c.call("HGET", "h", "a"), b"1", "the failed commands changed nothing")
+        self.assertEqual(c.call("SET", "h", "str"), "OK")  # SET replaces any type
+        self.assertEqual(c.call("TYPE", "h"), "string")
+        self.assertEqual(c.call("HGET", "h", "a"), WRONGTYPE)
+        self.assertEqual(c.call("HRANDFIELD", "x", "1", "withvalue"), Err("ERR syntax error"))
+        self.assertEqual(c.call("HRANDFIELD", "x", "1", "withvalues", "x"), Err("ERR syntax error"))
+        self.assertEqual(c.call("HRANDFIELD", "x", "one"),
+                         Err("ERR value is not an integer or out of range"))
+        self.assertEqual(c.call("HSCAN", "x", "abc"), Err("ERR invalid cursor"))
+        self.assertEqual(c.call("HSCAN", "s", "abc"), Err("ERR invalid cursor"))
+        # the options are read once the hash is found (a missing key: an empty scan)
+        self.assertEqual(c.call("HSCAN", "x", "0", "count", "0"), [b"0", []])
+        self.assertEqual(c.call("HSCAN", "s", "0", "count", "0"), WRONGTYPE)
+        c.call("HSET", "hh", "a", "1")
+        self.assertEqual(c.call("HSCAN", "hh", "0", "count", "0"), Err("ERR syntax error"))
+        self.assertEqual(c.call("HSCAN", "hh", "0", "count", "x"),
+                         Err("ERR value is not an integer or out of range"))
+        self.assertEqual(c.call("HSCAN", "hh", "0", "foo"), Err("ERR syntax error"))
+
+    def test_last_field_removes_the_key(self):
+        c = self.c
+        c.call("HSET", "h", "a", "1", "b", "2")
+        self.assertEqual(c.call("HDEL", "h", "a", "b"), 2)
+        self.assertEqual(c.call("EXISTS", "h"), 0)
+        self.assertEqual(c.call("TYPE", "h"), "none")
+        self.assertEqual(c.call("DBSIZE"), 0)
+        self.assertEqual(c.call("HSET", "h", "a", "1"), 1)
+        self.assertEqual(c.call("TYPE", "h"), "hash")
+        self.assertEqual(c.call("DEL", "h"), 1)
+        self.assertEqual(c.call("HLEN", "h"), 0)
+
+    def test_ttl_covers_every_field(self):
+        c = self.c
+        c.call("HSET", "h", "a", "1", "b", "2")
+        self.assertEqual(c.call("PEXPIRE", "h", "300"), 1)
+        self.assertEqual(c.call("HSET", "h", "c", "3"), 1)  # a write keeps the TTL
+        self.assertEqual(c.call("HINCRBY", "h", "n", "1"), 1)
+        self.assertEqual(c.call("HDEL", "h", "a"), 1)
+        self.assertGreater(c.call("PTTL", "h"), 0)
+        self.assertEqual(c.call("PERSIST", "h"), 1)
+        self.assertEqual(c.call("TTL", "h"), -1)
+        self.assertEqual(c.call("PEXPIRE", "h", "100"), 1)
+        time.sleep(0.25)
+        self.assertIsNone(c.call("HGET", "h", "b"))
+        self.assertEqual(c.call("HLEN", "h"), 0)
+        self.assertEqual(c.call("HGETALL", "h"), [])
+        self.assertEqual(c.call("EXISTS", "h"), 0)
+        self.assertEqual(c.call("HSET", "h", "z", "1"), 1)  # a new hash, without the TTL
+        self.assertEqual(c.call("HGETALL", "h"), [b"z", b"1"])
+        self.assertEqual(c.call("TTL", "h"), -1)
+
+    def test_resp3(self):
+        c3 = Conn(self.srv.port, proto=3)
+        try:
+            c3.call("HSET", "h", "a", "1", "b", "2")
+            self.assertEqual(c3.call("HGETALL", "h"), {b"a": b"1", b"b": b"2"})
+            self.assertEqual(c3.call("HGETALL", "nokey"), {})
+            self.assertIsNone(c3.call("HGET", "h", "zz"))
+            self.assertIsNone(c3.call("HRANDFIELD", "nokey"))
+            got = c3.call("HRANDFIELD", "h", "2", "WITHVALUES")
+            self.assertEqual(sorted(map(tuple, got)), [(b"a", b"1"), (b"b", b"2")])
+            got = c3.call("HRANDFIELD", "h", "-3", "WITHVALUES")
+            self.assertEqual(len(got), 3)
+            for p in got:
+                self.assertIn(tuple(p), [(b"a", b"1"), (b"b", b"2")])
+        finally:
+            c3.close()
+
+    def test_hrandfield(self):
+        c = self.c
+        self.assertIsNone(c.call("HRANDFIELD", "nokey"))
+        self.assertEqual(c.call("HRANDFIELD", "nokey", "3"), [])
+        fields = {b"f%d" % i: b"v%d" % i for i in range(20)}
+        c.call("HSET", "h", *[x for kv in fields.items() for x in kv])
+        self.assertIn(c.call("HRANDFIELD", "h"), fields)
+        self.assertEqual(c.call("HRANDFIELD", "h", "0"), [])
+        got = c.call("HRANDFIELD", "h", "5")
+        self.assertEqual(len(set(got)), 5)
+        self.assertTrue(set(got) <= set(fields))
+        self.assertEqual(sorted(c.call("HRANDFIELD", "h", "50")), sorted(fields))
+        got = c.call("HRANDFIELD", "h", "-40")
+        self.assertEqual(len(got), 40)
+        self.assertTrue(set(got) <= set(fields))
+        flat = c.call("HRANDFIELD", "h", "7", "WITHVALUES")
+        self.assertEqual(len(flat), 14)
+        for f, v in pairs(flat).items():
+            self.assertEqual(fields[f], v)
+        self.assertEqual(len(c.call("HRANDFIELD", "h", "-9", "WITHVALUES")), 18)
+        self.assertEqual(c.call("HRANDFIELD", "h", str(-2**62), "WITHVALUES"),
+                         Err("ERR value is out of range"))
+
+    def test_hscan(self):
+        c = self.c
+        self.assertEqual(c.call("HSCAN", "nokey", "0"), [b"0", []])
+        fields = {b"f%d" % i: b"%d" % i for i in range(30)}
+        c.call("HSET", "h", *[x for kv in fields.items() for x in kv])
+        cur, items = c.call("HSCAN", "h", "0", "COUNT", "5")
+        self.assertEqual(cur, b"0")
+        self.assertEqual(pairs(items), fields)
+        cur, items = c.call("HSCAN", "h", "0", "MATCH", "f1*")
+        self.assertEqual(sorted(pairs(items)), sorted(f for f in fields if f.startswith(b"f1")))
+
+    def test_generic_commands(self):
+        c = self.c
+        c.call("HSET", "h", "a", "1", "b", "2")
+        c.call("SET", "s", "v")
+        self.assertEqual(c.call("TYPE", "h"), "hash")
+        # Redis's documented defaults (Debian's build ships 512 entries)
+        self.assertEqual(c.call("CONFIG", "SET", "hash-max-listpack-entries", "128"), "OK")
+        self.assertEqual(c.call("CONFIG", "GET", "hash-max-ziplist-entries"),
+                         [b"hash-max-ziplist-entries", b"128"])
+        self.assertEqual(c.call("CONFIG", "GET", "hash-max-listpack-value"),
+                         [b"hash-max-listpack-value", b"64"])
+        self.assertEqual(c.call("OBJECT", "ENCODING", "h"), b"listpack")
+        self.assertEqual(c.call("HSET", "h", "long", "x" * 65), 1)
+        self.assertEqual(c.call("OBJECT", "ENCODING", "h"), b"hashtable")
+        c.call("HSET", "many", *[x for i in range(129) for x in ("f%d" % i, "v")])
+        self.assertEqual(c.call("OBJECT", "ENCODING", "many"), b"hashtable")
+        self.assertEqual(c.call("HLEN", "many"), 129)
+        self.assertEqual(sorted(c.call("SCAN", "0", "TYPE", "hash", "COUNT", "100")[1]),
+                         [b"h", b"many"])
+        self.assertEqual(c.call("SCAN", "0", "TYPE", "string", "COUNT", "100")[1], [b"s"])
+        self.assertEqual(c.call("SCAN", "0", "TYPE", "HASH", "MATCH", "m*", "COUNT", "100")[1],
+                         [b"many"])
+        self.assertEqual(c.call("RENAME", "h", "h2"), "OK")
+        self.assertEqual(c.call("HGET", "h2", "b"), b"2")
+        self.assertEqual(c.call("TYPE", "h2"), "hash")
+        self.assertEqual(c.call("COPY", "h2", "h3"), 1)
+        self.assertEqual(c.call("HSET", "h3", "c", "3"), 1)
+        self.assertEqual(c.call("HLEN", "h2"), 3)
+        self.assertEqual(c.call("HLEN", "h3"), 4)
+        self.assertEqual(c.call("MOVE", "h3", "1"), 1)
+        self.assertEqual(c.call("EXISTS", "h3"), 0)
+        c.call("SELECT", "1")
+        self.assertEqual(c.call("HGET", "h3", "c"), b"3")
+        c.call("SELECT", "0")
+        payload = c.call("DUMP", "h2")
+        self.assertEqual(c.call("RESTORE", "h4", "0", payload), "OK")
+        self.assertEqual(c.call("HGETALL", "h4"), c.call("HGETALL", "h2"))
+        self.assertEqual(c.call("TYPE", "h4"), "hash")
+        self.assertEqual(c.call("RENAME", "s", "h4"), "OK")  # RENAME replaces any type
+        self.assertEqual(c.call("TYPE", "h4"), "string")
+        self.assertIsInstance(c.call("MEMORY", "USAGE", "h2"), int)
+        self.assertEqual(c.call("DEL", "h2", "many"), 2)
+
+    def test_multi_and_lua(self):
+        c = self.c
+        self.assertEqual(c.call("MULTI"), "OK")
+        for cmd in (("HSET", "h", "a", "1"), ("HINCRBY", "h", "a", "2"), ("HGET", "h", "a"),
+                    ("HINCRBYFLOAT", "h", "a", "0.5"), ("HGETALL", "h"), ("GET", "h")):
+            self.assertEqual(c.call(*cmd), "QUEUED")
+        self.assertEqual(c.call("EXEC"), [1, 3, b"3", b"3.5", [b"a", b"3.5"], WRONGTYPE])
+        got = c.call("EVAL", "redis.call('HSET', KEYS[1], 'x', ARGV[1]); "
+                     "return {redis.call('HGET', KEYS[1], 'x'), redis.call('HLEN', KEYS[1]), "
+                     "redis.pcall('GET', KEYS[1])['err']}", "1", "h", "42")
+        self.assertEqual(got, [b"42", 2, WRONGTYPE.encode()])
+        c.call("WATCH", "h")
+        other = Conn(self.srv.port)
+        other.call("HSET", "h", "y", "1")
+        other.close()
+        c.call("MULTI")
+        c.call("HLEN", "h")
+        self.assertIsNone(c.call("EXEC"), "a field written by another client breaks WATCH")
+
+    def test_keyspace_events(self):
+        c = self.c
+        c.call("CONFIG", "SET", "notify-keyspace-events", "KEhgn")
+        sub = Conn(self.srv.port)
+        sub.call("PSUBSCRIBE", "__key*__:*")
+        c.call("HSET", "h", "a", "1")
+        c.call("HSETNX", "h", "a", "2")  # no change: no event
+        c.call("HINCRBY", "h", "n", "1")
+        c.call("HINCRBYFLOAT", "h", "n", "1.5")
+        c.call("HDEL", "h", "zz")  # no change: no event
+        c.call("HDEL", "h", "a")
+        c.call("HDEL", "h", "n")
+        got = []
+        while not sub.nothing_more(0.3):
+            f = sub.read()
+            got.append((f[2].decode(), f[3].decode()))
+        sub.close()
+        names = [p for ch, p in got if ch.startswith("__keyspace@0__:")]
+        self.assertEqual(names, ["new", "hset", "hincrby", "hincrbyfloat", "hdel", "hdel", "del"])
+        evs = [ch.split(":", 1)[1] for ch, p in got if ch.startswith("__keyevent@0__:")]
+        self.assertEqual(evs, names)
+
+    def test_large_hash(self):
+        c = self.c
+        model = {}
+        for base in range(0, 3000, 500):
+            args = []
+            for i in range(base, base + 500):
+                f, v = b"field:%d" % i, b"v" * (i % 300)
+                model[f] = v
+                args += [f, v]
+            self.assertEqual(c.call("HSET", "big", *args), 500)
+        self.assertEqual(c.call("HLEN", "big"), 3000)
+        for i in range(0, 3000, 97):
+            self.assertEqual(c.call("HGET", "big", b"field:%d" % i), model[b"field:%d" % i])
+        gone = [b"field:%d" % i for i in range(0, 3000, 2)]
+        self.assertEqual(c.call("HDEL", "big", *gone), 1500)
+        for f in gone:
+            del model[f]
+        self.assertEqual(c.call("HLEN", "big"), 1500)
+        self.assertEqual(pairs(c.call("HGETALL", "big")), model)
+        self.assertEqual(c.call("HMGET", "big", "field:1", "field:2"), [model[b"field:1"], None])
+
+
+class Eviction(Base):
+    """Under memory pressure a hash goes as a whole: every hash left answers
+    HLEN, HGETALL and HGET alike."""
+    extra = ("--maxmemory", "4mb", "--maxmemory-policy", "allkeys-lru")
+
+    def test_hashes_go_whole(self):
+        c = self.c
+        n = 3000
+        for i in range(n):
+            c.send("HSET", "h%d" % i, *[x for j in range(10) for x in ("f%d" % j, "%0100d" % j)])
+        for i in range(n):
+            self.assertEqual(c.read(), 10)
+        kept = 0
+        for i in range(n):
+            key = "h%d" % i
+            hlen = c.call("HLEN", key)
+            flat = c.call("HGETALL", key)
+            vals = c.call("HMGET", key, *["f%d" % j for j in range(10)])
+            self.assertIn(hlen, (0, 10), key)
+            self.assertEqual(len(flat), 2 * hlen, key)
+            if hlen:
+                kept += 1
+                self.assertEqual(vals, [b"%0100d" % j for j in range(10)], key)
+            else:
+                self.assertEqual(vals, [None] * 10, key)
+        self.assertGreater(kept, 100)
+        self.assertLess(kept, n, "4 MB cannot hold 3000 hashes of 1 KB: some were evicted")
+
+
+@unittest.skipUnless(os.path.exists(REDIS), "redis-server not installed")
+class BesideRedis(Base):
+    def setUp(self):
+        super().setUp()
+        self.ref = e2e_server.Server(REDIS)
+        self.rc = Conn(self.ref.port)
+
+    def tearDown(self):
+        self.rc.close()
+        self.assertEqual(self.ref.stop(), 0)
+        super().tearDown()
+
+    def test_dump_both_ways(self):
+        shapes = {
+            "small": ["a", "1", "b", "hello", "n", "-70000", "big", str(2**40)],
+            "long": ["a", "x" * 100, "b", "2"],
+            "many": [x for i in range(200) for x in ("f%d" % i, str(i * 1000))],
+            "ints": [x for i in range(-5, 5) for x in (str(i), str(i * 4097))],
+        }
+        for name, flat in shapes.items():
+            for src, dst in ((self.rc, self.c), (self.c, self.rc)):
+                self.assertEqual(src.call("DEL", name) in (0, 1), True)
+                src.call("HSET", name, *flat)
+                payload = src.call("DUMP", name)
+                self.assertEqual(dst.call("RESTORE", name + ":r", "0", payload, "REPLACE"), "OK",
+                                 name)
+                self.assertEqual(pairs(dst.call("HGETALL", name + ":r")),
+                                 pairs([x.encode() for x in flat]), name)
+                self.assertEqual(dst.call("TYPE", name + ":r"), "hash")
+
+    def test_random_stream_equals_redis(self):
+        rng = random.Random(1234)
+        keys = ["h0", "h1", "h2", "s0"]
+        fields = ["f%d" % i for i in range(12)]
+        both = (self.c, self.rc)
+        for conn in both:
+            conn.call("SET", "s0", "7")
+
+        def val():
+            return rng.choice(["", "0", "12", "-3", "x", "abc", "1.5", "%d" % rng.randrange(99)])
+
+        for step in range(4000):
+            k, f = rng.choice(keys), rng.choice(fields)
+            r = rng.randrange(16)
+            if r < 4:
+                n = rng.randrange(1, 4)
+                cmd = ["HSET", k] + [x for _ in range(n) for x in (rng.choice(fields), val())]
+            elif r == 4:
+                cmd = ["HSETNX", k, f, val()]
+            elif r == 5:
+                cmd = ["HDEL", k] + rng.sample(fields, rng.randrange(1, 4))
+            elif r == 6:
+                cmd = ["HGET", k, f]
+            elif r == 7:
+                cmd = ["HMGET", k] + rng.sample(fields, 3)
+            elif r == 8:
+                cmd = ["HINCRBY", k, f, str(rng.randrange(-5, 6))]
+            elif r == 9:
+                cmd = ["HINCRBYFLOAT", k, f, rng.choice(["1.5", "-0.25", "3"])]
+            elif r == 10:
+                cmd = [rng.choice(["HLEN", "HKEYS", "HVALS", "HGETALL", "TYPE", "EXISTS"]), k]
+            elif r == 11:
+                cmd = [rng.choice(["HEXISTS", "HSTRLEN"]), k, f]
+            elif r == 12:
+                cmd = ["HRANDFIELD", k, str(rng.choice([20, 0]))]  # all of it, or none
+            elif r == 13:
+                cmd = ["HSCAN", k, "0", "MATCH", rng.choice(["*", "f1*", "f?"])]
+            elif r == 14:
+                cmd = rng.choice([["DEL", k], ["SET", k, val()], ["GET", k], ["INCR", k]])
+            else:
+                cmd = ["RENAME", k, rng.choice(keys)] if rng.random() < 0.5 else ["COPY", k,
+                                                                                rng.choice(keys),
+                                                                                "REPLACE"]
+            got, want = self.c.call(*cmd), self.rc.call(*cmd)
+            if cmd[0] == "HRANDFIELD" and isinstance(want, list):
+                got, want = sorted(got), sorted(want)
+            self.assertEqual(got, want, "step %d: %r" % (step, cmd))
+
+
+if __name__ == "__main__":
+    e2e_server.main(sys.modules[__name__])
