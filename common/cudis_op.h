@@ -397,6 +397,14 @@ CUDIS_HD static inline void cudis_plan_seg(cudis_plan *p, uint8_t src, uint32_t 
     }
 }
 
+/* Whether an op reads value bytes (op->val_off, val_len) from the batch. */
+CUDIS_HD static inline bool cudis_op_has_val(uint8_t code)
+{
+    return code == CUDIS_OP_SET || code == CUDIS_OP_APPEND || code == CUDIS_OP_SETRANGE ||
+           code == CUDIS_OP_HSET || code == CUDIS_OP_HDEL || code == CUDIS_OP_HGET ||
+           code == CUDIS_OP_HINCRBY;
+}
+
 /* The type an op works on: CUDIS_TYPE_ANY for those that take any key. */
 CUDIS_HD static inline uint8_t cudis_op_wants(const cudis_op *op)
 {

@@ -127,8 +127,7 @@ CUDIS_HD static inline void gpu_batch_op(const ccht_table *T, const gpu_batch_ar
     const cudis_op *op = &a->ops[i];
     cudis_result *res = &a->res[i];
     /* offsets come from the caller: never read outside `in` */
-    bool has_val =
-        op->code == CUDIS_OP_SET || op->code == CUDIS_OP_APPEND || op->code == CUDIS_OP_SETRANGE;
+    bool has_val = cudis_op_has_val(op->code);
     if (op->key_off > a->in_len || op->key_len > a->in_len - op->key_off ||
         (has_val && (op->val_off > a->in_len || op->val_len > a->in_len - op->val_off))) {
         ccht_res_clear(res, CUDIS_E_INVAL);

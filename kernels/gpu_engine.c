@@ -694,8 +694,7 @@ static uint64_t batch_in_len(const cudis_batch *b)
         if (e > in_len) {
             in_len = e;
         }
-        if (op->code == CUDIS_OP_SET || op->code == CUDIS_OP_APPEND ||
-            op->code == CUDIS_OP_SETRANGE) {
+        if (cudis_op_has_val(op->code)) {
             e = op->val_off + op->val_len;
             if (e > in_len) {
                 in_len = e;

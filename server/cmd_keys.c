@@ -1227,7 +1227,8 @@ static int copy_key(conn *c, char *key, uint32_t klen, uint8_t ddb, char *dkey, 
 {
     batcher *b = &c->lp->b;
     uint8_t src = b->db;
-    b->ops[batch_add_op(b, CUDIS_OP_GET, 0, key, klen, NULL, 0, 0, 0, false)].type = CUDIS_TYPE_ANY;
+    uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, key, klen, NULL, 0, 0, 0, false);
+    b->ops[i].type = CUDIS_TYPE_ANY; /* (b->ops may move in batch_add_op) */
     b->db = ddb;
     batch_add_op(b, CUDIS_OP_EXISTS, 0, dkey, dlen, NULL, 0, 0, 0, false);
     b->db = src;
@@ -1249,8 +1250,8 @@ static int copy_key(conn *c, char *key, uint32_t klen, uint8_t ddb, char *dkey, 
     b->db = ddb;
     uint8_t ev = b->ev;
     b->ev = KEV_QUIET; /* COPY and MOVE notify in Redis's order */
-    uint32_t i =
-        batch_add_op(b, CUDIS_OP_SET, 0, dkey, dlen, val, r.val_len, 0, r.num == -1 ? 0 : r.num, true);
+    i = batch_add_op(b, CUDIS_OP_SET, 0, dkey, dlen, val, r.val_len, 0, r.num == -1 ? 0 : r.num,
+                     true);
     b->ops[i].type = (uint8_t)r.type;
     b->ev = ev;
     b->db = src;

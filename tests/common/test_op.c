@@ -320,3 +320,152 @@ Test(hash, word_loads_equal_byte_loads)
         }
     }
 }
+
+/* ------------------------------------------------------------------------
+ * Hash encoding and edits (cudis_hash.h)
+ * ---------------------------------------------------------------------- */
+
+/* An encoded hash of n fields "f<i>" with values of vlen bytes 'a'+i. */
+static uint32_t mk_hash(uint8_t *h, int n, uint32_t flen, uint32_t vlen)
+{
+    uint32_t at = CUDIS_HASH_HDR;
+    uint8_t f[512], v[512];
+    for (int i = 0; i < n; i++) {
+        memset(f, 'x', flen);
+        f[0] = (uint8_t)('A' + i);
+        memset(v, 'a' + i, vlen);
+        at += cudis_put_entry(h + at, f, flen, v, vlen);
+    }
+    h[0] = (uint8_t)n;
+    h[1] = h[2] = h[3] = 0;
+    return at;
+}
+
+Test(hash_enc, varints_round_trip)
+{
+    static const uint32_t vals[] = {0, 1, 127, 128, 16383, 16384, 2097151, 2097152, UINT32_MAX};
+    for (size_t i = 0; i < sizeof(vals) / sizeof(vals[0]); i++) {
+        uint8_t b[8];
+        uint32_t n = cudis_varint_put(b, vals[i]), got = 0;
+        cr_assert_eq(n, cudis_varint_len(vals[i]));
+        cr_assert_eq(cudis_varint_get(b, n, &got), n);
+        cr_assert_eq(got, vals[i]);
+        cr_assert_eq(cudis_varint_get(b, n - 1, &got), 0, "a truncated varint is malformed");
+    }
+    uint8_t six[6] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x01};
+    uint32_t got;
+    cr_assert_eq(cudis_varint_get(six, 6, &got), 0, "more than 5 bytes is malformed");
+}
+
+Test(hash_enc, long_fields_and_malformed_input)
+{
+    static uint8_t h[8192];
+    uint32_t n = mk_hash(h, 5, 200, 300); /* 2-byte lengths */
+    cr_assert(cudis_hash_valid(h, n));
+    cr_assert_eq(cudis_hash_count(h, n), 5);
+    uint8_t f[200];
+    memset(f, 'x', 200);
+    f[0] = 'C';
+    cudis_hentry e;
+    cr_assert(cudis_hash_find(h, n, f, 200, &e));
+    cr_assert_eq(e.vlen, 300);
+    cr_assert_eq(e.v[0], 'c');
+    /* every truncation is found malformed, never read past its end */
+    for (uint32_t cut = CUDIS_HASH_HDR; cut < n; cut++) {
+        uint8_t *t = malloc(cut);
+        memcpy(t, h, cut);
+        cr_assert(!cudis_hash_valid(t, cut), "cut at %u", cut);
+        cudis_hedits ed = {CUDIS_HEDIT_DEL, (const uint8_t *)"\x01Z", 2, NULL, 0};
+        cudis_happly a = cudis_hash_apply(&ed, false, t, cut, NULL);
+        cr_assert(a.bad, "cut at %u", cut);
+        free(t);
+    }
+    /* a count that does not match its entries */
+    h[0] = 6;
+    cudis_hedits ed = {CUDIS_HEDIT_DEL, (const uint8_t *)"\x01Z", 2, NULL, 0};
+    cr_assert(cudis_hash_apply(&ed, false, h, n, NULL).bad);
+}
+
+Test(hash_enc, apply_set_del_incr)
+{
+    static uint8_t h[4096], o[4096];
+    uint32_t n = mk_hash(h, 3, 1, 2); /* A=aa B=bb C=cc */
+    /* SET B=1, D=2, B=3, D=4: B replaced in place by its last value, D added once */
+    const uint8_t ed_set[] = {1, 'B', 1, '1', 1, 'D', 1, '2', 1, 'B', 1, '3', 1, 'D', 1, '4'};
+    cudis_hedits ed = {CUDIS_HEDIT_SET, ed_set, sizeof(ed_set), NULL, 0};
+    cudis_happly m = cudis_hash_apply(&ed, false, h, n, NULL);
+    cudis_happly a = cudis_hash_apply(&ed, false, h, n, o);
+    cr_assert_eq(m.len, a.len, "measuring and building agree");
+    cr_assert_eq(a.added, 1);
+    cr_assert_eq(a.replaced, 1);
+    cr_assert_eq(a.count, 4);
+    const uint8_t want[] = {4, 0, 0, 0, 1, 'A', 2, 'a', 'a', 1, 'B', 1, '3',
+                            1, 'C', 2, 'c', 'c', 1, 'D', 1, '4'};
+    cr_assert_eq(a.len, sizeof(want));
+    cr_assert_eq(memcmp(o, want, sizeof(want)), 0);
+    /* NX leaves B, adds D with the value its last edit gives */
+    a = cudis_hash_apply(&ed, true, h, n, o);
+    cr_assert_eq(a.replaced, 0);
+    cr_assert_eq(a.added, 1);
+    /* DEL */
+    const uint8_t ed_del[] = {1, 'A', 1, 'Z', 1, 'C', 1, 'A'};
+    cudis_hedits dl = {CUDIS_HEDIT_DEL, ed_del, sizeof(ed_del), NULL, 0};
+    a = cudis_hash_apply(&dl, false, h, n, o);
+    cr_assert_eq(a.removed, 2);
+    cr_assert_eq(a.count, 1);
+    const uint8_t want2[] = {1, 0, 0, 0, 1, 'B', 2, 'b', 'b'};
+    cr_assert_eq(memcmp(o, want2, sizeof(want2)), 0);
+    /* INCR: the field's new text, an empty field name too */
+    cudis_hedits in = {CUDIS_HEDIT_INCR, (const uint8_t *)"", 0, (const uint8_t *)"-12", 3};
+    a = cudis_hash_apply(&in, false, NULL, 0, o);
+    cr_assert_eq(a.added, 1);
+    const uint8_t want3[] = {1, 0, 0, 0, 0, 3, '-', '1', '2'};
+    cr_assert_eq(a.len, sizeof(want3));
+    cr_assert_eq(memcmp(o, want3, sizeof(want3)), 0);
+    /* truncated edits */
+    cudis_hedits bad = {CUDIS_HEDIT_SET, ed_set, 3, NULL, 0};
+    cr_assert(cudis_hash_apply(&bad, false, h, n, NULL).bad);
+}
+
+Test(hash_enc, plans)
+{
+    static uint8_t h[256];
+    uint32_t n = mk_hash(h, 2, 1, 3); /* A=aaa B=bbb */
+    cudis_cur cur = {true, h, n, 0, CUDIS_TYPE_HASH};
+    cudis_op op = mk(CUDIS_OP_HGET, 0, "B", 0, 0);
+    cr_assert_eq(run(op, cur), CUDIS_OK);
+    cr_assert(plan.return_old);
+    cr_assert_eq(plan.ret_len, 3);
+    cr_assert_eq(h[plan.ret_off], 'b');
+    cr_assert_eq(res.num, 1);
+    op = mk(CUDIS_OP_HINCRBY, 0, "A", 1, 0);
+    cr_assert_eq(run(op, cur), CUDIS_E_NOTINT);
+    op = mk(CUDIS_OP_GET, 0, NULL, 0, 0);
+    cr_assert_eq(run(op, cur), CUDIS_E_WRONGTYPE, "a string GET of a hash");
+    op.type = CUDIS_TYPE_ANY;
+    cr_assert_eq(run(op, cur), CUDIS_OK);
+    cr_assert_eq(res.type, CUDIS_TYPE_HASH);
+    cr_assert_eq(plan.ret_len, n);
+    op = mk(CUDIS_OP_SET, 0, "v", 0, 0);
+    cr_assert_eq(run(op, cur), CUDIS_OK, "SET replaces any type");
+    cr_assert_eq(plan.new_type, CUDIS_TYPE_STRING);
+    op = mk(CUDIS_OP_HLEN, 0, NULL, 0, 0);
+    cr_assert_eq(run(op, present("abc", 0)), CUDIS_E_WRONGTYPE);
+    /* the value limit applies to the hash that would result */
+    char big[80];
+    memset(big, 'x', sizeof(big));
+    big[0] = 1;
+    big[1] = 'Q';
+    big[2] = 70;
+    big[73] = '\0';
+    op = mk(CUDIS_OP_HSET, 0, big, 0, 0);
+    cr_assert_eq(run(op, cur), CUDIS_E_VALTOOBIG);
+    cr_assert_eq(res.flags & CUDIS_R_DONE, 0);
+    big[2] = 40;
+    big[43] = '\0';
+    op = mk(CUDIS_OP_HSET, 0, big, 0, 0);
+    cr_assert_eq(run(op, absent), CUDIS_OK);
+    cr_assert_eq(plan.new_len, CUDIS_HASH_HDR + 1 + 1 + 1 + 40);
+    cr_assert_eq(plan.new_type, CUDIS_TYPE_HASH);
+    cr_assert_eq(res.num, 1);
+}
