@@ -87,7 +87,9 @@ enum cudis_op_code {
     CUDIS_OP_PERSIST,  /* remove the expiry */
     CUDIS_OP_TTL,      /* report the expiry in res.num */
     CUDIS_OP_SETBIT,   /* arg = bit offset; F_BIT1 sets it, else clears; res.num = old bit */
-    /* Hashes (cudis_hash.h): the key is one item of type CUDIS_TYPE_HASH. */
+    /* Hashes and sets (cudis_hash.h): the key is one item of type
+     * CUDIS_TYPE_HASH, or CUDIS_TYPE_SET when op->type says so (a set's
+     * members are fields without values; HINCRBY is for hashes only). */
     CUDIS_OP_HSET,     /* value = HSET edits; F_NX: fields that exist stay (HSETNX);
                         * res.num = fields added; creates the key, keeps its expiry */
     CUDIS_OP_HDEL,     /* value = HDEL edits; res.num = fields removed; the last one
@@ -110,6 +112,7 @@ enum cudis_op_code {
 enum cudis_type {
     CUDIS_TYPE_STRING = 0,
     CUDIS_TYPE_HASH = 1,
+    CUDIS_TYPE_SET = 2,
     CUDIS_TYPE__COUNT,
     CUDIS_TYPE_ANY = 0xff
 };
@@ -418,8 +421,8 @@ CUDIS_HD static inline uint8_t cudis_op_wants(const cudis_op *op)
     case CUDIS_OP_HSET:
     case CUDIS_OP_HDEL:
     case CUDIS_OP_HGET:
-    case CUDIS_OP_HINCRBY:
-    case CUDIS_OP_HLEN: return CUDIS_TYPE_HASH;
+    case CUDIS_OP_HLEN: return op->type == CUDIS_TYPE_SET ? CUDIS_TYPE_SET : CUDIS_TYPE_HASH;
+    case CUDIS_OP_HINCRBY: return CUDIS_TYPE_HASH;
     default: return CUDIS_TYPE_ANY;
     }
 }
@@ -431,7 +434,7 @@ CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *ar
 {
     const uint8_t *old = cur->found ? cur->val : 0;
     uint32_t old_len = cur->found ? cur->val_len : 0;
-    p->new_type = CUDIS_TYPE_HASH;
+    p->new_type = cudis_op_wants(op);
     cudis_hedits ed = {CUDIS_HEDIT_SET, arg, op->val_len, 0, 0};
     cudis_hentry e;
     switch (op->code) {

@@ -6,11 +6,12 @@
  * DUMP writes the string as Redis does without compression: an integer
  * that fits 32 bits in its integer encoding, anything else raw (Redis
  * reads both); a hash as RDB_TYPE_HASH (its length, then field and value
- * strings), which every Redis reads. RESTORE reads raw, integer and
- * LZF-compressed strings, hashes as RDB_TYPE_HASH and as the listpack
- * Redis 7 DUMPs a small hash to (RDB_TYPE_HASH_LISTPACK), RDB versions up
- * to 11 (Redis 7.2 writes 11; these formats did not change), and answers
- * other types with "Bad data format".
+ * strings), a set as RDB_TYPE_SET (its members), which every Redis reads.
+ * RESTORE reads raw, integer and LZF-compressed strings, hashes as
+ * RDB_TYPE_HASH and as the listpack Redis 7 DUMPs a small hash to, sets as
+ * RDB_TYPE_SET, intsets and 7.2's set listpacks, RDB versions up to 11
+ * (Redis 7.2 writes 11; these formats did not change), and answers other
+ * types with "Bad data format".
  */
 #include <stdlib.h>
 #include <string.h>
@@ -22,8 +23,11 @@
 #define RDB_VERSION 10 /* Redis 7.0's */
 #define RDB_VERSION_MAX 11
 #define RDB_TYPE_STRING 0
+#define RDB_TYPE_SET 2
 #define RDB_TYPE_HASH 4
+#define RDB_TYPE_SET_INTSET 11
 #define RDB_TYPE_HASH_LISTPACK 16
+#define RDB_TYPE_SET_LISTPACK 20
 
 /* ------------------------------------------------------------------------
  * CRC-64 (Jones polynomial, reflected, as Redis's crc64)
@@ -156,14 +160,18 @@ static void rp_dump(conn *c, pend *p, const cudis_batch *b)
     }
     const uint8_t *v = b->out + r->val_off;
     sbuf d = {0};
-    if (r->type == CUDIS_TYPE_HASH) {
-        sbuf_add(&d, "\x04", 1); /* RDB_TYPE_HASH */
+    if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET) {
+        bool set = r->type == CUDIS_TYPE_SET;
+        uint8_t t = set ? RDB_TYPE_SET : RDB_TYPE_HASH;
+        sbuf_add(&d, &t, 1);
         put_len(&d, cudis_hash_count(v, r->val_len));
         cudis_hentry e;
-        for (uint32_t at = CUDIS_HASH_HDR;
-             at < r->val_len && cudis_hentry_at(v + at, r->val_len - at, true, &e); at += e.size) {
+        COLL_FOREACH(v, r->val_len, at, e)
+        {
             put_str(&d, e.f, e.flen);
-            put_str(&d, e.v, e.vlen);
+            if (!set) {
+                put_str(&d, e.v, e.vlen);
+            }
         }
     } else {
         sbuf_add(&d, "\0", 1); /* RDB_TYPE_STRING */
@@ -333,8 +341,9 @@ static bool hash_add(sbuf *o, const uint8_t *f, uint32_t flen, const uint8_t *v,
     return true;
 }
 
-/* RDB_TYPE_HASH: a length, then field and value strings. */
-static bool get_hash(rd *r, sbuf *o)
+/* RDB_TYPE_HASH: a length, then field and value strings; RDB_TYPE_SET
+ * (set): member strings alone. */
+static bool get_hash(rd *r, sbuf *o, bool set)
 {
     uint64_t n;
     int enc;
@@ -342,9 +351,9 @@ static bool get_hash(rd *r, sbuf *o)
         return false;
     }
     for (uint64_t i = 0; i < n; i++) {
-        uint32_t fl, vl;
+        uint32_t fl, vl = 0;
         uint8_t *f = rdb_get_string(r, &fl);
-        uint8_t *v = f ? rdb_get_string(r, &vl) : NULL;
+        uint8_t *v = f == NULL ? NULL : set ? xmalloc(1) : rdb_get_string(r, &vl);
         bool ok = v != NULL && hash_add(o, f, fl, v, vl);
         free(f);
         free(v);
@@ -421,9 +430,29 @@ static bool lp_entry(const uint8_t **pp, const uint8_t *end, const uint8_t **s, 
     return true;
 }
 
+/* RDB_TYPE_SET_INTSET: one string holding an intset (encoding 2, 4 or 8
+ * bytes, length, the integers ascending, little-endian). */
+static bool get_intset(rd *r, sbuf *o)
+{
+    uint32_t n;
+    uint8_t *is = rdb_get_string(r, &n);
+    bool ok = is != NULL && n >= 8;
+    uint32_t enc = ok ? (uint32_t)cudis_read_le(is, 4) : 0, len = ok ? (uint32_t)cudis_read_le(is + 4, 4) : 0;
+    ok = ok && (enc == 2 || enc == 4 || enc == 8) && len > 0 && (uint64_t)len * enc == n - 8;
+    for (uint32_t i = 0; ok && i < len; i++) {
+        uint64_t u = cudis_read_le(is + 8 + (size_t)i * enc, (int)enc);
+        int64_t x = enc == 2 ? (int16_t)u : enc == 4 ? (int32_t)u : (int64_t)u;
+        char num[24];
+        int l = snprintf(num, sizeof(num), "%lld", (long long)x);
+        ok = hash_add(o, (const uint8_t *)num, (uint32_t)l, (const uint8_t *)"", 0);
+    }
+    free(is);
+    return ok;
+}
+
 /* RDB_TYPE_HASH_LISTPACK: one string holding a listpack of field, value,
- * field, value... */
-static bool get_hash_listpack(rd *r, sbuf *o)
+ * field, value...; RDB_TYPE_SET_LISTPACK (set, Redis 7.2): of members. */
+static bool get_hash_listpack(rd *r, sbuf *o, bool set)
 {
     uint32_t n;
     uint8_t *lp = rdb_get_string(r, &n);
@@ -436,7 +465,9 @@ static bool get_hash_listpack(rd *r, sbuf *o)
         uint32_t l[2];
         int64_t x[2];
         char num[2][24];
-        for (int i = 0; i < 2 && ok; i++) {
+        s[1] = (const uint8_t *)"";
+        l[1] = 0;
+        for (int i = 0; i < (set ? 1 : 2) && ok; i++) {
             ok = p < end && lp_entry(&p, end, &s[i], &l[i], &x[i]);
             if (ok && s[i] == NULL) {
                 l[i] = (uint32_t)snprintf(num[i], sizeof(num[i]), "%lld", (long long)x[i]);
@@ -527,13 +558,22 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
     uint8_t type = CUDIS_TYPE_STRING;
     if (pl[0] == RDB_TYPE_STRING) {
         v = rdb_get_string(&r, &vlen);
-    } else if (pl[0] == RDB_TYPE_HASH || pl[0] == RDB_TYPE_HASH_LISTPACK) {
+    } else {
         sbuf h = {0};
         sbuf_add(&h, "\0\0\0\0", CUDIS_HASH_HDR);
-        if (pl[0] == RDB_TYPE_HASH ? get_hash(&r, &h) : get_hash_listpack(&r, &h)) {
+        bool ok = false;
+        type = CUDIS_TYPE_SET;
+        switch (pl[0]) {
+        case RDB_TYPE_HASH: type = CUDIS_TYPE_HASH; ok = get_hash(&r, &h, false); break;
+        case RDB_TYPE_HASH_LISTPACK: type = CUDIS_TYPE_HASH; ok = get_hash_listpack(&r, &h, false); break;
+        case RDB_TYPE_SET: ok = get_hash(&r, &h, true); break;
+        case RDB_TYPE_SET_INTSET: ok = get_intset(&r, &h); break;
+        case RDB_TYPE_SET_LISTPACK: ok = get_hash_listpack(&r, &h, true); break;
+        default: break;
+        }
+        if (ok) {
             v = (uint8_t *)h.p;
             vlen = (uint32_t)h.len;
-            type = CUDIS_TYPE_HASH;
         } else {
             sbuf_free(&h);
         }
@@ -584,10 +624,13 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
     const char *v = (const char *)b->out + r->val_off;
     long long x;
     bool is_int = r->type == CUDIS_TYPE_STRING && r->val_len <= 20 && util_str2ll(v, r->val_len, &x);
-    if (r->type == CUDIS_TYPE_HASH) {
+    if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET) {
+        const uint8_t *h = (const uint8_t *)v;
         if (p->k == OBJ_ENCODING) {
-            resp_bulks(&c->out, hash_is_small((const uint8_t *)v, r->val_len) ? "listpack"
-                                                                              : "hashtable");
+            bool small = r->type == CUDIS_TYPE_HASH ? hash_is_small(h, r->val_len)
+                                                    : set_is_intset(h, r->val_len);
+            resp_bulks(&c->out, !small ? "hashtable" : r->type == CUDIS_TYPE_HASH ? "listpack"
+                                                                                : "intset");
         } else {
             resp_int(&c->out, 1);
         }

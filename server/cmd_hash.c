@@ -58,7 +58,7 @@ static bool res_failed(conn *c, const cudis_result *r)
 
 /* Append field/value entries of argv[from..argc) (pairs; fields alone when
  * !vals) to an edit buffer (cudis_hash.h). */
-static void edits_add(sbuf *e, int argc, char **argv, uint32_t *lens, int from, bool vals)
+void coll_edits(sbuf *e, int argc, char **argv, uint32_t *lens, int from, bool vals)
 {
     uint8_t lb[5];
     for (int j = from; j < argc; j += vals ? 2 : 1) {
@@ -73,7 +73,7 @@ static void edits_add(sbuf *e, int argc, char **argv, uint32_t *lens, int from, 
 
 /* Bytes a reply function needs, kept in p->aux (freed once answered) as
  * a uint32 length and the bytes. */
-static void aux_bytes(pend *p, const void *data, uint32_t len)
+void coll_aux_bytes(pend *p, const void *data, uint32_t len)
 {
     uint8_t *a = xmalloc(4 + (size_t)len);
     memcpy(a, &len, 4);
@@ -83,7 +83,7 @@ static void aux_bytes(pend *p, const void *data, uint32_t len)
     p->aux = a;
 }
 
-static const uint8_t *aux_get(const pend *p, uint32_t *len)
+const uint8_t *coll_aux_get(const pend *p, uint32_t *len)
 {
     memcpy(len, p->aux, 4);
     return (const uint8_t *)p->aux + 4;
@@ -115,7 +115,7 @@ static void hset_generic(conn *c, int argc, char **argv, uint32_t *lens, reply_f
         return;
     }
     sbuf e = {0};
-    edits_add(&e, argc, argv, lens, 2, true);
+    coll_edits(&e, argc, argv, lens, 2, true);
     hash_op(c, CUDIS_OP_HSET, 0, argv, lens, e.p, (uint32_t)e.len, 0, true, fn);
     sbuf_free(&e);
 }
@@ -133,7 +133,7 @@ void cmd_hmset(conn *c, int argc, char **argv, uint32_t *lens)
 void cmd_hsetnx(conn *c, int argc, char **argv, uint32_t *lens)
 {
     sbuf e = {0};
-    edits_add(&e, argc, argv, lens, 2, true);
+    coll_edits(&e, argc, argv, lens, 2, true);
     hash_op(c, CUDIS_OP_HSET, CUDIS_F_NX, argv, lens, e.p, (uint32_t)e.len, 0, true, rp_num);
     sbuf_free(&e);
 }
@@ -141,7 +141,7 @@ void cmd_hsetnx(conn *c, int argc, char **argv, uint32_t *lens)
 void cmd_hdel(conn *c, int argc, char **argv, uint32_t *lens)
 {
     sbuf e = {0};
-    edits_add(&e, argc, argv, lens, 2, false);
+    coll_edits(&e, argc, argv, lens, 2, false);
     hash_op(c, CUDIS_OP_HDEL, 0, argv, lens, e.p, (uint32_t)e.len, 0, true, rp_num);
     sbuf_free(&e);
 }
@@ -206,7 +206,7 @@ void cmd_hincrbyfloat(conn *c, int argc, char **argv, uint32_t *lens)
     char *fv[4] = {argv[0], argv[1], argv[2], buf};
     uint32_t fl[4] = {lens[0], lens[1], lens[2], (uint32_t)n};
     sbuf e = {0};
-    edits_add(&e, 4, fv, fl, 2, true);
+    coll_edits(&e, 4, fv, fl, 2, true);
     b->ev = KEV_HINCRBYFLOAT;
     i = batch_add_op(b, CUDIS_OP_HSET, 0, argv[1], lens[1], e.p, (uint32_t)e.len, 0, 0, true);
     b->ops[i].type = CUDIS_TYPE_HASH;
@@ -276,7 +276,7 @@ void cmd_hlen(conn *c, int argc, char **argv, uint32_t *lens)
 
 /* The encoded hash a typed GET returned: false (replied) on error; *h
  * NULL with *n 0 for a missing key. */
-static bool whole_hash(conn *c, pend *p, const cudis_batch *b, const uint8_t **h, uint32_t *n)
+bool coll_whole(conn *c, pend *p, const cudis_batch *b, const uint8_t **h, uint32_t *n)
 {
     const cudis_result *r = RES(b, p, 0);
     if (res_failed(c, r)) {
@@ -286,12 +286,6 @@ static bool whole_hash(conn *c, pend *p, const cudis_batch *b, const uint8_t **h
     *n = *h ? r->val_len : 0;
     return true;
 }
-
-/* Iterate the entries of an encoded hash (h may be NULL). */
-#define HASH_FOREACH(h, n, at, e)                                                                  \
-    for (uint32_t at = CUDIS_HASH_HDR; (h) != NULL && at < (n) &&                                  \
-                                       cudis_hentry_at((h) + at, (n) - at, true, &(e));            \
-         at += (e).size)
 
 static pend *whole_op(conn *c, char **argv, uint32_t *lens, reply_fn fn)
 {
@@ -304,7 +298,7 @@ static void rp_hgetall(conn *c, pend *p, const cudis_batch *b)
 {
     const uint8_t *h;
     uint32_t n;
-    if (!whole_hash(c, p, b, &h, &n)) {
+    if (!coll_whole(c, p, b, &h, &n)) {
         return;
     }
     uint32_t cnt = h ? cudis_hash_count(h, n) : 0;
@@ -315,7 +309,7 @@ static void rp_hgetall(conn *c, pend *p, const cudis_batch *b)
         resp_array(&c->out, cnt);
     }
     cudis_hentry e;
-    HASH_FOREACH(h, n, at, e)
+    COLL_FOREACH(h, n, at, e)
     {
         if (what & HALL_KEYS) {
             resp_bulk(&c->out, e.f, e.flen);
@@ -354,11 +348,11 @@ static void rp_hmget(conn *c, pend *p, const cudis_batch *b)
 {
     const uint8_t *h;
     uint32_t n;
-    if (!whole_hash(c, p, b, &h, &n)) {
+    if (!coll_whole(c, p, b, &h, &n)) {
         return;
     }
     uint32_t wlen;
-    const uint8_t *want = aux_get(p, &wlen);
+    const uint8_t *want = coll_aux_get(p, &wlen);
     resp_array(&c->out, p->k);
     cudis_hentry f, e;
     for (uint32_t at = 0; at < wlen && cudis_hentry_at(want + at, wlen - at, false, &f);
@@ -374,9 +368,9 @@ static void rp_hmget(conn *c, pend *p, const cudis_batch *b)
 void cmd_hmget(conn *c, int argc, char **argv, uint32_t *lens)
 {
     sbuf want = {0};
-    edits_add(&want, argc, argv, lens, 2, false);
+    coll_edits(&want, argc, argv, lens, 2, false);
     pend *p = whole_op(c, argv, lens, rp_hmget);
-    aux_bytes(p, want.p, (uint32_t)want.len);
+    coll_aux_bytes(p, want.p, (uint32_t)want.len);
     sbuf_free(&want);
     p->k = argc - 2;
 }
@@ -385,7 +379,7 @@ void cmd_hmget(conn *c, int argc, char **argv, uint32_t *lens)
  * HRANDFIELD
  * ---------------------------------------------------------------------- */
 
-static uint64_t rand64(void)
+uint64_t coll_rand64(void)
 {
     static __thread uint64_t s[4];
     static __thread bool seeded;
@@ -415,7 +409,7 @@ static void rp_hrandfield(conn *c, pend *p, const cudis_batch *b)
 {
     const uint8_t *h;
     uint32_t n;
-    if (!whole_hash(c, p, b, &h, &n)) {
+    if (!coll_whole(c, p, b, &h, &n)) {
         return;
     }
     long long count = p->a;
@@ -437,7 +431,7 @@ static void rp_hrandfield(conn *c, pend *p, const cudis_batch *b)
     uint32_t *off = xmalloc(size * sizeof(*off));
     uint32_t k = 0;
     cudis_hentry e;
-    HASH_FOREACH(h, n, at, e)
+    COLL_FOREACH(h, n, at, e)
     {
         if (k < size) {
             off[k++] = at;
@@ -445,14 +439,14 @@ static void rp_hrandfield(conn *c, pend *p, const cudis_batch *b)
     }
     size = k;
     if (!(how & RF_COUNT)) {
-        (void)cudis_hentry_at(h + off[rand64() % size], n, true, &e);
+        (void)cudis_hentry_at(h + off[coll_rand64() % size], n, true, &e);
         resp_bulk(&c->out, e.f, e.flen);
     } else if (count < 0) {
         /* repetitions allowed: -count picks */
         unsigned long long m = (unsigned long long)(-(count + 1)) + 1;
         resp_array(&c->out, (long)(vals && c->proto < 3 ? 2 * m : m));
         for (unsigned long long j = 0; j < m; j++) {
-            uint32_t at = off[rand64() % size];
+            uint32_t at = off[coll_rand64() % size];
             (void)cudis_hentry_at(h + at, n - at, true, &e);
             reply_field(c, &e, vals);
         }
@@ -461,7 +455,7 @@ static void rp_hrandfield(conn *c, pend *p, const cudis_batch *b)
         uint32_t m = (unsigned long long)count >= size ? size : (uint32_t)count;
         if (m < size) {
             for (uint32_t j = 0; j < m; j++) {
-                uint32_t r = j + (uint32_t)(rand64() % (size - j));
+                uint32_t r = j + (uint32_t)(coll_rand64() % (size - j));
                 uint32_t t = off[j];
                 off[j] = off[r];
                 off[r] = t;
@@ -515,7 +509,7 @@ static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
 {
     const uint8_t *h;
     uint32_t n;
-    if (!whole_hash(c, p, b, &h, &n)) {
+    if (!coll_whole(c, p, b, &h, &n)) {
         return;
     }
     if (h == NULL) {
@@ -527,11 +521,11 @@ static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
         return;
     }
     uint32_t plen = 0;
-    const char *pat = p->aux ? (const char *)aux_get(p, &plen) : NULL;
+    const char *pat = p->aux ? (const char *)coll_aux_get(p, &plen) : NULL;
     sbuf items = {0};
     long k = 0;
     cudis_hentry e;
-    HASH_FOREACH(h, n, at, e)
+    COLL_FOREACH(h, n, at, e)
     {
         if (pat != NULL && !util_glob_match(pat, plen, (const char *)e.f, e.flen, false)) {
             continue;
@@ -549,7 +543,7 @@ static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
 
 /* SCAN-family arguments after the cursor: MATCH pattern (NULL: all) and
  * COUNT, checked as Redis does. Returns NULL, or the error to reply. */
-static const char *scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
+const char *coll_scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
                              uint32_t *plen, long long *count)
 {
     *pat = NULL;
@@ -577,7 +571,7 @@ static const char *scan_args(int argc, char **argv, uint32_t *lens, int from, co
 }
 
 /* A SCAN cursor: an unsigned decimal that fits 64 bits. */
-static bool scan_cursor(const char *s, uint32_t len)
+bool coll_scan_cursor(const char *s, uint32_t len)
 {
     if (len == 0 || len > 20) {
         return false;
@@ -598,18 +592,18 @@ static bool scan_cursor(const char *s, uint32_t len)
 
 void cmd_hscan(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    if (!scan_cursor(argv[2], lens[2])) {
+    if (!coll_scan_cursor(argv[2], lens[2])) {
         conn_error(c, "ERR invalid cursor");
         return;
     }
     const char *pat;
     uint32_t plen;
     long long count;
-    const char *err = scan_args(argc, argv, lens, 3, &pat, &plen, &count);
+    const char *err = coll_scan_args(argc, argv, lens, 3, &pat, &plen, &count);
     (void)count; /* a hint: the whole hash comes in one reply */
     pend *p = whole_op(c, argv, lens, rp_hscan);
     p->b = (int64_t)(intptr_t)err;
     if (pat != NULL && !(plen == 1 && pat[0] == '*')) {
-        aux_bytes(p, pat, plen);
+        coll_aux_bytes(p, pat, plen);
     }
 }

@@ -167,22 +167,39 @@ struct command {
     X(cmd_exists)                                                                                  \
     X(cmd_touch)                                                                                   \
     X(cmd_type)                                                                                    \
-    X(cmd_hset)                                                                            \
-    X(cmd_hsetnx)                                                                          \
-    X(cmd_hmset)                                                                           \
-    X(cmd_hget)                                                                            \
-    X(cmd_hmget)                                                                           \
-    X(cmd_hdel)                                                                            \
-    X(cmd_hlen)                                                                            \
-    X(cmd_hstrlen)                                                                         \
-    X(cmd_hexists)                                                                         \
-    X(cmd_hkeys)                                                                           \
-    X(cmd_hvals)                                                                           \
-    X(cmd_hgetall)                                                                         \
-    X(cmd_hincrby)                                                                         \
-    X(cmd_hincrbyfloat)                                                                    \
-    X(cmd_hrandfield)                                                                      \
-    X(cmd_hscan)                                                                           \
+    X(cmd_hset)                                                                                    \
+    X(cmd_hsetnx)                                                                                  \
+    X(cmd_hmset)                                                                                   \
+    X(cmd_hget)                                                                                    \
+    X(cmd_hmget)                                                                                   \
+    X(cmd_hdel)                                                                                    \
+    X(cmd_hlen)                                                                                    \
+    X(cmd_hstrlen)                                                                                 \
+    X(cmd_hexists)                                                                                 \
+    X(cmd_hkeys)                                                                                   \
+    X(cmd_hvals)                                                                                   \
+    X(cmd_hgetall)                                                                                 \
+    X(cmd_hincrby)                                                                                 \
+    X(cmd_hincrbyfloat)                                                                            \
+    X(cmd_hrandfield)                                                                              \
+    X(cmd_hscan)                                                                                   \
+    X(cmd_sadd)                                                                                    \
+    X(cmd_srem)                                                                                    \
+    X(cmd_scard)                                                                                   \
+    X(cmd_sismember)                                                                               \
+    X(cmd_smismember)                                                                              \
+    X(cmd_smembers)                                                                                \
+    X(cmd_srandmember)                                                                             \
+    X(cmd_sscan)                                                                                   \
+    X(cmd_sinter)                                                                                  \
+    X(cmd_sunion)                                                                                  \
+    X(cmd_sdiff)                                                                                   \
+    X(cmd_sintercard)                                                                              \
+    X(cmd_sinterstore)                                                                             \
+    X(cmd_sunionstore)                                                                             \
+    X(cmd_sdiffstore)                                                                              \
+    X(cmd_spop)                                                                                    \
+    X(cmd_smove)                                                                                   \
     X(cmd_expire)                                                                                  \
     X(cmd_pexpire)                                                                                 \
     X(cmd_expireat)                                                                                \

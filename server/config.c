@@ -107,6 +107,8 @@ const config_option config_table[] = {
      "Alias of hash-max-listpack-entries (Redis's older name)."},
     {"hash-max-ziplist-value", OPT_INT, "64", 0, LLONG_MAX, NULL, true, OFF(hash_max_listpack_value),
      "Alias of hash-max-listpack-value (Redis's older name)."},
+    {"set-max-intset-entries", OPT_INT, "512", 0, LLONG_MAX, NULL, true, OFF(set_max_intset_entries),
+     "OBJECT ENCODING calls a set of at most this many members, all integers, \"intset\" (else \"hashtable\"), as Redis 7.0 would encode it; SMEMBERS lists such a set in ascending order, as Redis does."},
     {"save", OPT_STR, "", 0, 0, NULL, true, OFF(save),
      "Accepted for compatibility; cudis is a cache and never persists data."},
     {"appendonly", OPT_ENUM, "no", 0, 0, "no", false, OFF(appendonly),

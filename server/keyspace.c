@@ -72,7 +72,8 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
         keyspace_notify(from, cls, kev_names[ev], op->db, key, op->key_len);
         return;
     }
-    const char *s = NULL, *g = NULL, *h = NULL; /* a string, a generic, a hash event */
+    const char *s = NULL, *g = NULL, *h = NULL; /* a string, a generic, a hash/set event */
+    bool set = op->type == CUDIS_TYPE_SET;
     switch (op->code) {
     case CUDIS_OP_GET:
         if (op->flags & CUDIS_F_DEL) {
@@ -96,10 +97,10 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
     case CUDIS_OP_SETBIT: s = "setbit"; break;
     case CUDIS_OP_EXPIRE: g = op->expire_ms <= now ? "del" : "expire"; break;
     case CUDIS_OP_PERSIST: g = "persist"; break;
-    case CUDIS_OP_HSET: h = "hset"; break;
+    case CUDIS_OP_HSET: h = set ? "sadd" : "hset"; break;
     case CUDIS_OP_HINCRBY: h = "hincrby"; break;
     case CUDIS_OP_HDEL:
-        h = "hdel";
+        h = set ? "srem" : "hdel";
         if (r->flags & CUDIS_R_GONE) {
             g = "del"; /* the last field went */
         }
@@ -110,7 +111,7 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
         keyspace_notify(from, NOTIFY_STRING, s, op->db, key, op->key_len);
     }
     if (h != NULL) {
-        keyspace_notify(from, NOTIFY_HASH, h, op->db, key, op->key_len);
+        keyspace_notify(from, set ? NOTIFY_SET : NOTIFY_HASH, h, op->db, key, op->key_len);
     }
     if (g != NULL) {
         keyspace_notify(from, NOTIFY_GENERIC, g, op->db, key, op->key_len);

@@ -324,6 +324,30 @@ void reply_ok(conn *c);
 /* A HELP reply: "<NAME> <subcommand> ... Subcommands are:" then lines. */
 void help_reply(conn *c, const char *name, const char *const *lines);
 void reply_engine_error(conn *c, int status);
+/* cmd_hash.c: what the collection commands (hashes, sets) share. A
+ * collection is one engine item in cudis_hash.h's encoding. */
+/* Edits of argv[from..argc): field/value pairs, or fields alone (!vals). */
+void coll_edits(sbuf *e, int argc, char **argv, uint32_t *lens, int from, bool vals);
+/* The whole collection a typed GET returned (p->op0): false (replied) on
+ * an error; *h NULL with *n 0 for a missing key. */
+bool coll_whole(conn *c, pend *p, const cudis_batch *b, const uint8_t **h, uint32_t *n);
+/* Bytes kept for a reply function in p->aux (freed once answered). */
+void coll_aux_bytes(pend *p, const void *data, uint32_t len);
+const uint8_t *coll_aux_get(const pend *p, uint32_t *len);
+uint64_t coll_rand64(void); /* per-thread generator */
+/* A SCAN cursor's syntax; the MATCH/COUNT options after it (NULL, or the
+ * error to reply: Redis reads them once the key is found). */
+bool coll_scan_cursor(const char *s, uint32_t len);
+const char *coll_scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
+                           uint32_t *plen, long long *count);
+/* Iterate the entries of an encoded collection (h may be NULL). */
+#define COLL_FOREACH(h, n, at, e)                                                                  \
+    for (uint32_t at = CUDIS_HASH_HDR; (h) != NULL && at < (n) &&                                  \
+                                       cudis_hentry_at((h) + at, (n) - at, true, &(e));            \
+         at += (e).size)
+/* cmd_set.c: whether Redis 7.0 would keep this set as an intset (all
+ * members integers, at most set-max-intset-entries: OBJECT ENCODING). */
+bool set_is_intset(const uint8_t *h, uint32_t n);
 /* cmd_hash.c: whether Redis would keep this hash (cudis_hash.h) as a
  * listpack (hash-max-listpack-entries, -value: OBJECT ENCODING). */
 bool hash_is_small(const uint8_t *h, uint32_t n);

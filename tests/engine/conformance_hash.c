@@ -582,3 +582,56 @@ ENGINE_TEST(hash_model_tight_budget)
     T_NEED_STORE(p);
     hm_run(p, 256u << 10, 0x77e1, 3000, 6000);
 }
+
+/* A set: the hash ops with op->type CUDIS_TYPE_SET, members without values. */
+static tres s_op(engine *e, uint8_t code, uint16_t flags, const char *k, const void *v,
+                 uint32_t vlen)
+{
+    tbatch t;
+    tb_init(&t, 8192);
+    uint32_t i = tb_op(&t, code, flags, k, (uint32_t)strlen(k), v, vlen, 0, 0);
+    t.ops[i].type = CUDIS_TYPE_SET;
+    tb_run(e, &t, T_NOW);
+    tres r;
+    memset(&r, 0, sizeof(r));
+    r.r = t.res[0];
+    tb_free(&t);
+    return r;
+}
+
+ENGINE_TEST(set_members)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    const char *m[] = {"a", "b", "a"}, *empty[] = {"", "", ""};
+    uint8_t buf[256];
+    tres r = s_op(e, CUDIS_OP_HSET, CUDIS_F_NX, "s", buf, edits(buf, 3, m, empty));
+    cr_assert_eq(r.r.status, CUDIS_OK, "%s: %d", p->name, r.r.status);
+    cr_assert_eq(r.r.num, 2);
+    r = s_op(e, CUDIS_OP_HSET, CUDIS_F_NX, "s", buf, edits(buf, 1, m, empty));
+    cr_assert_eq(r.r.num, 0);
+    cr_assert_eq(r.r.flags & CUDIS_R_DONE, 0, "SADD of a member there changes nothing");
+    r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "s", NULL, 0, 0);
+    cr_assert_eq(r.r.type, CUDIS_TYPE_SET);
+    r = s_op(e, CUDIS_OP_HLEN, 0, "s", NULL, 0);
+    cr_assert_eq(r.r.num, 2);
+    r = s_op(e, CUDIS_OP_HGET, 0, "s", "b", 1);
+    cr_assert_eq(r.r.num, 1);
+    r = s_op(e, CUDIS_OP_HGET, 0, "s", "z", 1);
+    cr_assert_eq(r.r.num, 0);
+    /* a set is not a hash, nor the other way round */
+    r = h_get(e, T_NOW, "s", "a");
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    r = s_op(e, CUDIS_OP_HINCRBY, 0, "s", "a", 1);
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE, "HINCRBY is for hashes");
+    const char *f[] = {"a"}, *v[] = {"1"};
+    h_set(e, "h", 1, f, v);
+    r = s_op(e, CUDIS_OP_HLEN, 0, "h", NULL, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    r = s_op(e, CUDIS_OP_HDEL, 0, "s", buf, edits(buf, 2, m, NULL));
+    cr_assert_eq(r.r.num, 2);
+    cr_assert(r.r.flags & CUDIS_R_GONE);
+    r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "s", NULL, 0, 0);
+    cr_assert_eq(r.r.flags & CUDIS_R_FOUND, 0);
+    engine_destroy(e);
+}

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# bench/server/hashes.sh - hashes, cudis-server (cpu engine) beside Debian's
+# redis-server 7 in one run (issue 13's targets), both pinned to one core
+# (SERVER_CPU), the load to another (LOAD_CPU), equal maxmemory:
+#   1. small hashes: HASHES hashes of 10 fields (32-byte values), then
+#      redis-benchmark -c 50 -n $N -r $HASHES -P 16 and -P 1 of
+#      "HSET h:__rand_int__ f5 <32 bytes>" and "HGET h:__rand_int__ f5",
+#      the servers alternating REPEAT times (the median is kept);
+#   2. the HPS pattern: one hash of FIELDS fields (8-byte names, 256-byte
+#      values), HMGET of 1,000 random fields, DEPTH commands in flight,
+#      for SECS seconds: rows/s; beside it MGET of 1,000 of FIELDS string
+#      keys of the same size on the same server;
+#   3. memory: used_memory taken by those FIELDS fields as one hash and as
+#      FIELDS string keys (INFO memory before and after each load).
+# Prints tables, writes CSV, and says which targets were met.
+#
+# Usage: bench/server/hashes.sh      (N=1000000 HASHES=10000 FIELDS=100000)
+# Env: N, HASHES, FIELDS, SECS (3), DEPTH (4), PIPES ("16 1"), REPEAT (3), MAXMEMORY
+#      (2gb), CUDIS, REDIS, CUDIS_ARGS, SERVER_CPU, LOAD_CPU, OUT.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+N=${N:-1000000}
+HASHES=${HASHES:-10000}
+FIELDS=${FIELDS:-100000}
+SECS=${SECS:-3}
+DEPTH=${DEPTH:-4}
+PIPES=${PIPES:-"16 1"}
+REPEAT=${REPEAT:-3}
+MAXMEMORY=${MAXMEMORY:-2gb}
+CUDIS_ARGS=${CUDIS_ARGS:-}
+need_bins "$CUDIS" "$REDIS" "$(command -v redis-benchmark || true)"
+CSV=$OUT/hashes-$STAMP.csv
+VAL32=$(printf 'v%.0s' $(seq 32))
+
+# helper.py port what...: the loads and the HMGET/MGET loops (raw RESP)
+cat >"$TMP/helper.py" <<'PY'
+import random, socket, sys, time
+
+def conn(port):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    return s
+
+def cmd(*args):
+    out = [b"*%d\r\n" % len(args)]
+    for a in args:
+        a = a if isinstance(a, bytes) else str(a).encode()
+        out.append(b"$%d\r\n%s\r\n" % (len(a), a))
+    return b"".join(out)
+
+class Reader:
+    def __init__(self, s):
+        self.s, self.buf, self.pos = s, b"", 0
+    def _need(self, n):
+        while len(self.buf) - self.pos < n:
+            d = self.s.recv(1 << 20)
+            if not d:
+                raise EOFError
+            self.buf = self.buf[self.pos:] + d
+            self.pos = 0
+    def line(self):
+        while True:
+            i = self.buf.find(b"\r\n", self.pos)
+            if i >= 0:
+                l = self.buf[self.pos:i]
+                self.pos = i + 2
+                return l
+            self._need(len(self.buf) - self.pos + 1)
+    def reply(self):
+        """Skips one reply; returns (bulks, nils) it held, or raises on an error."""
+        l = self.line()
+        t = l[:1]
+        if t == b"-":
+            raise RuntimeError(l.decode())
+        if t == b"*":
+            n = int(l[1:])
+            got = nil = 0
+            for _ in range(max(n, 0)):
+                g, z = self.reply()
+                got += g
+                nil += z
+            return got, nil
+        if t == b"$":
+            n = int(l[1:])
+            if n < 0:
+                return 0, 1
+            self._need(n + 2)
+            self.pos += n + 2
+            return 1, 0
+        return 0, 0
+
+def send_all(port, cmds):
+    s = conn(port)
+    r = Reader(s)
+    for i in range(0, len(cmds), 64):
+        s.sendall(b"".join(cmds[i:i + 64]))
+        for _ in cmds[i:i + 64]:
+            r.reply()
+    s.close()
+
+def used_memory(port):
+    s = conn(port)
+    s.sendall(cmd("INFO", "memory"))
+    r = Reader(s)
+    l = r.line()
+    n = int(l[1:])
+    r._need(n + 2)
+    txt = r.buf[r.pos:r.pos + n].decode()
+    s.close()
+    for line in txt.split("\r\n"):
+        if line.startswith("used_memory:"):
+            return int(line.split(":")[1])
+
+what, port = sys.argv[1], int(sys.argv[2])
+if what == "small":  # HASHES hashes of 10 fields
+    hashes, val = int(sys.argv[3]), sys.argv[4]
+    send_all(port, [cmd("HSET", "h:%012d" % i, *[x for j in range(10) for x in ("f%d" % j, val)])
+                    for i in range(hashes)])
+elif what in ("hash", "strings"):  # FIELDS fields as one hash / as string keys; bytes used
+    fields = int(sys.argv[3])
+    val = b"x" * 256
+    before = used_memory(port)
+    if what == "hash":
+        cmds = [cmd("HSET", "hps", *[x for i in range(b, min(b + 1000, fields))
+                                     for x in (b"f%07d" % i, val)]) for b in range(0, fields, 1000)]
+    else:
+        cmds = [cmd("MSET", *[x for i in range(b, min(b + 1000, fields))
+                              for x in (b"f%07d" % i, val)]) for b in range(0, fields, 1000)]
+    t = time.time()
+    send_all(port, cmds)
+    print(used_memory(port) - before, "%.2f" % (time.time() - t))
+elif what in ("hmget", "mget"):  # rows/s of 1,000-field reads for secs seconds
+    fields, secs, depth = int(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
+    rng = random.Random(7)
+    pool = []
+    for _ in range(64):
+        names = [b"f%07d" % rng.randrange(fields) for _ in range(1000)]
+        pool.append(cmd("HMGET", "hps", *names) if what == "hmget" else cmd("MGET", *names))
+    s = conn(port)
+    r = Reader(s)
+    rows = nils = sent = done = 0
+    t0 = time.time()
+    while sent < depth:
+        s.sendall(pool[sent % 64])
+        sent += 1
+    while True:
+        g, z = r.reply()
+        rows += g
+        nils += z
+        done += 1
+        if time.time() - t0 >= secs:
+            break
+        s.sendall(pool[sent % 64])
+        sent += 1
+    el = time.time() - t0
+    for _ in range(sent - done):
+        r.reply()
+    assert nils == 0, "%d fields missing" % nils
+    print("%.0f" % (rows / el))
+PY
+
+# bench name pipe "command..." -> "rps p50 p99 cpu_s"
+bench() {
+  local name=$1 pipe=$2 t0 t1 line
+  shift 2
+  t0=$(cpu_ticks "${PID[$name]}")
+  line=$(taskset -c "$LOAD_CPU" redis-benchmark -h 127.0.0.1 -p "${PORT[$name]}" -c 50 -n "$N" \
+           -r "$HASHES" -P "$pipe" --csv "$@" 2>"$TMP/err" | tail -1)
+  t1=$(cpu_ticks "${PID[$name]}")
+  if [[ -z $line ]] || grep -q "ERR\|rror" "$TMP/err"; then
+    echo "hashes.sh: redis-benchmark against $name failed:" >&2
+    cat "$TMP/err" >&2
+    exit 1
+  fi
+  echo "$line" | tr -d '"' | awk -F, -v cpu="$(( t1 - t0 ))" -v hz="$CLK_TCK" \
+    '{ printf "%s %s %s %.3f\n", $2, $5, $7, cpu / hz }'
+}
+
+py() { taskset -c "$LOAD_CPU" /usr/bin/python3 "$TMP/helper.py" "$@"; }
+
+machine_line
+echo "servers on cpu $SERVER_CPU, load on cpu $LOAD_CPU, maxmemory $MAXMEMORY; N=$N HASHES=$HASHES FIELDS=$FIELDS"
+# shellcheck disable=SC2086
+start_server cudis --maxmemory "$MAXMEMORY" $CUDIS_ARGS
+start_server redis --maxmemory "$MAXMEMORY" --maxmemory-policy allkeys-lru
+echo "cudis: $CUDIS --engine $CUDIS_ENGINE $CUDIS_ARGS; redis: $($REDIS --version | cut -d' ' -f1-3)"
+echo "kind,pipeline,test,server,value,p50_ms,p99_ms,server_cpu_s" >"$CSV"
+declare -A R
+fail=0
+
+for name in cudis redis; do py small "${PORT[$name]}" "$HASHES" "$VAL32"; done
+printf '\n| -P | test | cudis rps | redis rps | cudis/redis | rps per CPU-s cudis/redis | target | met |\n'
+printf '|---:|------|---:|---:|---:|---:|---|---|\n'
+for pipe in $PIPES; do
+  for test in hset hget; do
+    if [[ $test == hset ]]; then args=(hset h:__rand_int__ f5 "$VAL32"); else args=(hget h:__rand_int__ f5); fi
+    : >"$TMP/rows.cudis"
+    : >"$TMP/rows.redis"
+    for _ in $(seq "$REPEAT"); do # alternate the servers: noise hits both
+      for name in cudis redis; do
+        bench "$name" "$pipe" "${args[@]}" >>"$TMP/rows.$name"
+      done
+    done
+    for name in cudis redis; do
+      rps=$(awk '{ print $1 }' "$TMP/rows.$name" | median)
+      p50=$(awk '{ print $2 }' "$TMP/rows.$name" | median)
+      p99=$(awk '{ print $3 }' "$TMP/rows.$name" | median)
+      cpu=$(awk '{ print $4 }' "$TMP/rows.$name" | median)
+      R[$name]="$rps $cpu"
+      echo "small,$pipe,$test,$name,$rps,$p50,$p99,$cpu" >>"$CSV"
+    done
+    read -r rc cc <<<"${R[cudis]}"
+    read -r rr cr <<<"${R[redis]}"
+    line=$(awk -v rc="$rc" -v rr="$rr" -v cc="$cc" -v cr="$cr" -v pipe="$pipe" 'BEGIN {
+      t = rc / rr; e = (cc > 0 && cr > 0) ? (rc / cc) / (rr / cr) : 0
+      want = (pipe == 1) ? 0.9 : 1.0
+      printf "%.2f %.2f >=%.1fx %s", t, e, want, (t >= want) ? "yes" : "NO" }')
+    read -r t e target met <<<"$line"
+    printf '| %s | %s | %s | %s | %s | %s | %s | %s |\n' "$pipe" "${test^^}" "$rc" "$rr" "$t" "$e" "$target" "$met"
+    [[ $met == yes ]] || fail=1
+  done
+done
+
+echo
+echo "| load $FIELDS fields (256 B) | cudis bytes | redis bytes | cudis s | redis s |"
+echo "|---|---:|---:|---:|---:|"
+declare -A MEM
+for kind in hash strings; do
+  for name in cudis redis; do
+    read -r bytes secs < <(py "$kind" "${PORT[$name]}" "$FIELDS")
+    MEM[$kind,$name]=$bytes
+    MEM[$kind,$name,s]=$secs
+    echo "memory,,$kind,$name,$bytes,,," >>"$CSV"
+  done
+  echo "| as $kind | ${MEM[$kind,cudis]} | ${MEM[$kind,redis]} | ${MEM[$kind,cudis,s]} | ${MEM[$kind,redis,s]} |"
+done
+
+echo
+echo "| read 1,000 of $FIELDS fields | cudis rows/s | redis rows/s | cudis/redis |"
+echo "|---|---:|---:|---:|"
+declare -A ROWS
+for test in hmget mget; do
+  for name in cudis redis; do
+    ROWS[$test,$name]=$(py "$test" "${PORT[$name]}" "$FIELDS" "$SECS" "$DEPTH")
+    echo "hps,$DEPTH,$test,$name,${ROWS[$test,$name]},,," >>"$CSV"
+  done
+  echo "| ${test^^} | ${ROWS[$test,cudis]} | ${ROWS[$test,redis]} | $(awk -v a="${ROWS[$test,cudis]}" -v b="${ROWS[$test,redis]}" 'BEGIN { printf "%.2f", a / b }') |"
+done
+
+echo
+echo "| target | value | met |"
+echo "|---|---:|---|"
+check() { # check "what" value op limit
+  local ok
+  ok=$(awk -v v="$2" -v l="$4" -v op="$3" 'BEGIN { print ((op == ">=") ? (v >= l) : (v <= l)) ? "yes" : "NO" }')
+  echo "| $1 $3 $4 | $2 | $ok |"
+  [[ $ok == yes ]] || fail=1
+}
+check "HMGET rows/s cudis/redis" "$(awk -v a="${ROWS[hmget,cudis]}" -v b="${ROWS[hmget,redis]}" 'BEGIN { printf "%.2f", a / b }')" ">=" 1.5
+check "cudis HMGET/MGET rows/s" "$(awk -v a="${ROWS[hmget,cudis]}" -v b="${ROWS[mget,cudis]}" 'BEGIN { printf "%.2f", a / b }')" ">=" 0.8
+check "cudis hash/strings bytes" "$(awk -v a="${MEM[hash,cudis]}" -v b="${MEM[strings,cudis]}" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.2
+check "hash bytes cudis/redis" "$(awk -v a="${MEM[hash,cudis]}" -v b="${MEM[hash,redis]}" 'BEGIN { printf "%.2f", a / b }')" "<=" 1.0
+echo
+echo "CSV: $CSV"
+if [[ $fail == 1 ]]; then
+  echo "targets: NOT all met"
+else
+  echo "targets: all met"
+fi
