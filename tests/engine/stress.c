@@ -4,7 +4,9 @@
  * worker pool), on a few hot keys. Checks: no torn or foreign values (each
  * value carries its key and a checksum), no lost INCRBY (counters end at the
  * exact sum), the byte budget holds while a monitor thread reads stats, scan
- * and random_key concurrently. Label "stress": also run under TSan, where
+ * and random_key concurrently. Types mix on the hot keys (a string, then a
+ * hash: WRONGTYPE answers are fine, a torn value is not), and hash fields
+ * are counters too (HINCRBY sums exact). Label "stress": also run under TSan, where
  * Criterion cannot start, so it is a plain program there (see CMakeLists).
  */
 #include <pthread.h>
@@ -64,6 +66,8 @@ int main(void)
 #define S_THREADS 4
 #define S_HOT 48     /* hot string keys */
 #define S_COUNTERS 8 /* INCRBY-only keys */
+#define S_HCTR 4     /* hashes of S_HFIELDS HINCRBY-only fields */
+#define S_HFIELDS 4
 #define S_BATCH 48
 #define S_ROUNDS 250
 
@@ -78,6 +82,7 @@ typedef struct sctx {
     bool slab;                 /* the CCHT's slab arena (cpu, gpu): see run_engine */
     uint64_t full;             /* CUDIS_E_FULL answers (slab engines only) */
     uint64_t incr[S_COUNTERS]; /* this thread's increments per counter */
+    uint64_t hincr[S_HCTR][S_HFIELDS];
     volatile int *stop;
     int errors;
 } sctx;
@@ -139,10 +144,10 @@ static void *worker(void *arg)
     for (int round = 0; round < S_ROUNDS; round++) {
         uint64_t inl = 0;
         uint32_t n = 0;
-        bool used[S_HOT + S_COUNTERS] = {false};
+        bool used[S_HOT + S_COUNTERS + S_HCTR] = {false};
         for (int j = 0; j < S_BATCH; j++) {
             uint64_t r = srand64(&rng);
-            int kid = (int)(r % (S_HOT + S_COUNTERS));
+            int kid = (int)(r % (S_HOT + S_COUNTERS + S_HCTR));
             if (used[kid]) {
                 continue;
             }
@@ -150,7 +155,16 @@ static void *worker(void *arg)
             cudis_op *op = &ops[n];
             memset(op, 0, sizeof(*op));
             int kl;
-            if (kid >= S_HOT) {
+            if (kid >= S_HOT + S_COUNTERS) {
+                int h = kid - S_HOT - S_COUNTERS, f = (int)((r >> 40) % S_HFIELDS);
+                kl = snprintf(keys[n], sizeof(keys[n]), "hctr%d", h);
+                op->code = CUDIS_OP_HINCRBY;
+                op->type = CUDIS_TYPE_HASH;
+                op->arg = 1 + (int64_t)(r >> 60);
+                op->val_off = inl + (uint64_t)kl;
+                op->val_len = (uint32_t)sprintf((char *)in + op->val_off, "f%d", f);
+                c->hincr[h][f] += (uint64_t)op->arg;
+            } else if (kid >= S_HOT) {
                 kl = snprintf(keys[n], sizeof(keys[n]), "ctr%d", kid - S_HOT);
                 op->code = CUDIS_OP_INCRBY;
                 op->arg = 1 + (int64_t)(r >> 60);
@@ -174,6 +188,28 @@ static void *worker(void *arg)
                     op->flags = CUDIS_F_SETEXP;
                     op->expire_ms = 1000000 + (int64_t)round;
                     break;
+                case 5: { /* the key becomes (or stays) a hash: field "v" */
+                    uint8_t val[1100];
+                    uint32_t fill = (uint32_t)((r >> 20) % 150);
+                    uint32_t vl = make_value(val, keys[n], fill, r);
+                    op->code = CUDIS_OP_HSET;
+                    op->type = CUDIS_TYPE_HASH;
+                    op->val_off = inl + (uint64_t)kl;
+                    uint8_t *e = in + op->val_off;
+                    uint32_t at = cudis_varint_put(e, 1);
+                    e[at++] = 'v';
+                    at += cudis_varint_put(e + at, vl);
+                    memcpy(e + at, val, vl);
+                    op->val_len = at + vl;
+                    break;
+                }
+                case 6:
+                    op->code = CUDIS_OP_HGET;
+                    op->type = CUDIS_TYPE_HASH;
+                    op->val_off = inl + (uint64_t)kl;
+                    in[op->val_off] = 'v';
+                    op->val_len = 1;
+                    break;
                 default: op->code = CUDIS_OP_GET; break;
                 }
             }
@@ -196,6 +232,9 @@ static void *worker(void *arg)
             if (res[i].status == CUDIS_E_FULL && c->slab) {
                 c->full++; /* counted, reported (gpu only) */
                 continue;
+            }
+            if (res[i].status == CUDIS_E_WRONGTYPE && keys[i][0] == 'h' && keys[i][1] == 'o') {
+                continue; /* a hot key of the other type */
             }
             cr_assert(res[i].status == CUDIS_OK, "%s op %u: status %d", keys[i], i, res[i].status);
             if (res[i].flags & CUDIS_R_VALUE) {
@@ -317,6 +356,30 @@ static void run_engine(const char *name, uint64_t budget, uint32_t threads)
             cr_assert(r.status == CUDIS_OK);
             cr_assert((uint64_t)r.num == want, "%s: counter %d is %lld, want %llu (lost INCRBY)",
                       name, k, (long long)r.num, (unsigned long long)want);
+        }
+        for (int h = 0; h < S_HCTR; h++) {
+            for (int f = 0; f < S_HFIELDS; f++) {
+                uint64_t want = 0;
+                for (int t = 0; t < S_THREADS; t++) {
+                    want += ctx[t].hincr[h][f];
+                }
+                char buf[32];
+                int kl = snprintf(buf, sizeof(buf), "hctr%d", h);
+                int fl = snprintf(buf + kl, sizeof(buf) - (size_t)kl, "f%d", f);
+                cudis_op op = {.code = CUDIS_OP_HINCRBY,
+                               .type = CUDIS_TYPE_HASH,
+                               .key_len = (uint32_t)kl,
+                               .val_off = (uint64_t)kl,
+                               .val_len = (uint32_t)fl};
+                cudis_result r;
+                cudis_batch b = {
+                    .ops = &op, .n_ops = 1, .in = (const uint8_t *)buf, .res = &r, .now_ms = 1000};
+                cr_assert(engine_execute(e, &b) == CUDIS_OK);
+                cr_assert(r.status == CUDIS_OK);
+                cr_assert((uint64_t)r.num == want,
+                          "%s: hash counter %d/%d is %lld, want %llu (lost HINCRBY)", name, h, f,
+                          (long long)r.num, (unsigned long long)want);
+            }
         }
     }
     fprintf(stderr, "  %s (budget %llu, threads %u): ok, %llu monitor passes, %llu items\n", name,
