@@ -99,6 +99,14 @@ enum cudis_op_code {
     CUDIS_OP_HINCRBY,  /* value = the field, arg = delta (a missing field counts as
                         * 0); res.num = the new value */
     CUDIS_OP_HLEN,     /* res.num = the number of fields */
+    /* Lists: one item of type CUDIS_TYPE_LIST in the same encoding, the
+     * elements as fields without values, head first (HLEN is LLEN). */
+    CUDIS_OP_LPUSH,    /* value = the elements as encoded entries, in the order they end up
+                        * (the caller reverses LPUSH's); F_RIGHT: at the tail; F_XX: only
+                        * onto a list there (LPUSHX); res.num = the new length */
+    CUDIS_OP_LPOP,     /* arg = count >= 1; F_RIGHT: from the tail. Returns the popped
+                        * entries as they lie in the list (a tail pop: last one last);
+                        * res.num = how many; the last one popped deletes the key */
     CUDIS_OP__COUNT
 };
 
@@ -113,6 +121,7 @@ enum cudis_type {
     CUDIS_TYPE_STRING = 0,
     CUDIS_TYPE_HASH = 1,
     CUDIS_TYPE_SET = 2,
+    CUDIS_TYPE_LIST = 3,
     CUDIS_TYPE__COUNT,
     CUDIS_TYPE_ANY = 0xff
 };
@@ -146,6 +155,7 @@ enum cudis_policy {
 #define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
 #define CUDIS_F_BIT1 0x0400    /* SETBIT: the bit becomes 1 */
 #define CUDIS_F_NOTOUCH 0x0800 /* GET: leave the key's recency as it is (CLIENT NO-TOUCH) */
+#define CUDIS_F_RIGHT 0x2000 /* LPUSH, LPOP: the list's tail */
 #define CUDIS_F_STAMP                                                                              \
     0x1000 /* EXISTS: res.num = the key's recency stamp (the low 32 bits                           \
             * of engine_clock at its last access) */
@@ -405,7 +415,7 @@ CUDIS_HD static inline bool cudis_op_has_val(uint8_t code)
 {
     return code == CUDIS_OP_SET || code == CUDIS_OP_APPEND || code == CUDIS_OP_SETRANGE ||
            code == CUDIS_OP_HSET || code == CUDIS_OP_HDEL || code == CUDIS_OP_HGET ||
-           code == CUDIS_OP_HINCRBY;
+           code == CUDIS_OP_HINCRBY || code == CUDIS_OP_LPUSH;
 }
 
 /* The type an op works on: CUDIS_TYPE_ANY for those that take any key. */
@@ -421,8 +431,12 @@ CUDIS_HD static inline uint8_t cudis_op_wants(const cudis_op *op)
     case CUDIS_OP_HSET:
     case CUDIS_OP_HDEL:
     case CUDIS_OP_HGET:
-    case CUDIS_OP_HLEN: return op->type == CUDIS_TYPE_SET ? CUDIS_TYPE_SET : CUDIS_TYPE_HASH;
+    case CUDIS_OP_HLEN:
+        return op->type == CUDIS_TYPE_SET || op->type == CUDIS_TYPE_LIST ? op->type
+                                                                         : (uint8_t)CUDIS_TYPE_HASH;
     case CUDIS_OP_HINCRBY: return CUDIS_TYPE_HASH;
+    case CUDIS_OP_LPUSH:
+    case CUDIS_OP_LPOP: return CUDIS_TYPE_LIST;
     default: return CUDIS_TYPE_ANY;
     }
 }
@@ -510,6 +524,104 @@ CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *ar
     p->hnx = nx;
     p->old_len = old_len;
     p->arg_len = op->val_len;
+    return CUDIS_OK;
+}
+
+/* The 4-byte count header of a collection as the plan's number segment. */
+CUDIS_HD static inline void cudis_plan_count(cudis_plan *p, uint32_t n)
+{
+    p->num[0] = (char)(uint8_t)n;
+    p->num[1] = (char)(uint8_t)(n >> 8);
+    p->num[2] = (char)(uint8_t)(n >> 16);
+    p->num[3] = (char)(uint8_t)(n >> 24);
+    p->num_len = CUDIS_HASH_HDR;
+}
+
+/* LPUSH and LPOP: segments around the current value (no field search). */
+CUDIS_HD static inline int cudis_plan_list(const cudis_op *op, const uint8_t *arg,
+                                           const cudis_cur *cur, uint32_t max_val_len,
+                                           cudis_plan *p, cudis_result *res)
+{
+    const uint8_t *old = cur->found ? cur->val : 0;
+    uint32_t old_len = cur->found ? cur->val_len : 0;
+    uint32_t n = cur->found ? cudis_hash_count(old, old_len) : 0;
+    bool right = op->flags & CUDIS_F_RIGHT;
+    p->new_type = CUDIS_TYPE_LIST;
+    if (cur->found && old_len < CUDIS_HASH_HDR) {
+        return CUDIS_E_INVAL;
+    }
+    uint32_t body = cur->found ? old_len - CUDIS_HASH_HDR : 0;
+    cudis_hentry e;
+    if (op->code == CUDIS_OP_LPUSH) {
+        uint32_t m = 0;
+        for (uint32_t at = 0; at < op->val_len; at += e.size, m++) {
+            if (!cudis_hentry_at(arg + at, op->val_len - at, true, &e)) {
+                return CUDIS_E_INVAL;
+            }
+        }
+        res->num = cur->found ? n : 0;
+        if ((op->flags & CUDIS_F_XX) && !cur->found) {
+            return CUDIS_OK; /* LPUSHX onto nothing */
+        }
+        uint64_t len = (uint64_t)CUDIS_HASH_HDR + body + op->val_len;
+        if (len > max_val_len) {
+            return CUDIS_E_VALTOOBIG;
+        }
+        res->num = (int64_t)n + m;
+        if (m == 0) {
+            return CUDIS_OK;
+        }
+        cudis_plan_count(p, n + m);
+        cudis_plan_seg(p, CUDIS_SEG_NUM, 0, CUDIS_HASH_HDR);
+        if (right) {
+            cudis_plan_seg(p, CUDIS_SEG_OLD, CUDIS_HASH_HDR, body);
+            cudis_plan_seg(p, CUDIS_SEG_ARG, 0, op->val_len);
+        } else {
+            cudis_plan_seg(p, CUDIS_SEG_ARG, 0, op->val_len);
+            cudis_plan_seg(p, CUDIS_SEG_OLD, CUDIS_HASH_HDR, body);
+        }
+        p->new_len = (uint32_t)len;
+        p->action = CUDIS_ACT_WRITE;
+        p->touch = true;
+        res->flags |= CUDIS_R_DONE;
+        return CUDIS_OK;
+    }
+    /* LPOP: the first (or last) k entries, a contiguous run of the value */
+    p->lookup = true;
+    if (!cur->found) {
+        return CUDIS_OK;
+    }
+    if (op->arg < 1) {
+        return CUDIS_E_INVAL;
+    }
+    uint32_t k = (uint64_t)op->arg >= n ? n : (uint32_t)op->arg;
+    uint32_t skip = right ? n - k : k; /* entries before the cut */
+    uint32_t cut = CUDIS_HASH_HDR;
+    for (uint32_t i = 0; i < skip; i++, cut += e.size) {
+        if (!cudis_hentry_at(old + cut, old_len - cut, true, &e)) {
+            return CUDIS_E_INVAL;
+        }
+    }
+    res->num = k;
+    res->flags |= CUDIS_R_DONE;
+    p->return_old = true;
+    p->ret_off = right ? cut : CUDIS_HASH_HDR;
+    p->ret_len = right ? old_len - cut : cut - CUDIS_HASH_HDR;
+    p->touch = true;
+    if (k == n) {
+        p->action = CUDIS_ACT_DELETE;
+        res->flags |= CUDIS_R_GONE;
+        return CUDIS_OK;
+    }
+    cudis_plan_count(p, n - k);
+    cudis_plan_seg(p, CUDIS_SEG_NUM, 0, CUDIS_HASH_HDR);
+    if (right) {
+        cudis_plan_seg(p, CUDIS_SEG_OLD, CUDIS_HASH_HDR, cut - CUDIS_HASH_HDR);
+    } else {
+        cudis_plan_seg(p, CUDIS_SEG_OLD, cut, old_len - cut);
+    }
+    p->new_len = CUDIS_HASH_HDR + (right ? cut - CUDIS_HASH_HDR : old_len - cut);
+    p->action = CUDIS_ACT_WRITE;
     return CUDIS_OK;
 }
 
@@ -757,6 +869,8 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *arg,
     case CUDIS_OP_HGET:
     case CUDIS_OP_HINCRBY:
     case CUDIS_OP_HLEN: return cudis_plan_hash(op, arg, cur, max_val_len, p, res);
+    case CUDIS_OP_LPUSH:
+    case CUDIS_OP_LPOP: return cudis_plan_list(op, arg, cur, max_val_len, p, res);
 
     default:
         return CUDIS_E_INVAL;
