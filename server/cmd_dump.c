@@ -6,10 +6,12 @@
  * DUMP writes the string as Redis does without compression: an integer
  * that fits 32 bits in its integer encoding, anything else raw (Redis
  * reads both); a hash as RDB_TYPE_HASH (its length, then field and value
- * strings), a set as RDB_TYPE_SET (its members), which every Redis reads.
+ * strings), a set as RDB_TYPE_SET (its members), a list as RDB_TYPE_LIST
+ * (its elements), which every Redis reads.
  * RESTORE reads raw, integer and LZF-compressed strings, hashes as
  * RDB_TYPE_HASH and as the listpack Redis 7 DUMPs a small hash to, sets as
- * RDB_TYPE_SET, intsets and 7.2's set listpacks, RDB versions up to 11
+ * RDB_TYPE_SET, intsets and 7.2's set listpacks, lists as RDB_TYPE_LIST
+ * and Redis 7's quicklists of listpacks, RDB versions up to 11
  * (Redis 7.2 writes 11; these formats did not change), and answers other
  * types with "Bad data format".
  */
@@ -23,10 +25,12 @@
 #define RDB_VERSION 10 /* Redis 7.0's */
 #define RDB_VERSION_MAX 11
 #define RDB_TYPE_STRING 0
+#define RDB_TYPE_LIST 1
 #define RDB_TYPE_SET 2
 #define RDB_TYPE_HASH 4
 #define RDB_TYPE_SET_INTSET 11
 #define RDB_TYPE_HASH_LISTPACK 16
+#define RDB_TYPE_LIST_QUICKLIST_2 18
 #define RDB_TYPE_SET_LISTPACK 20
 
 /* ------------------------------------------------------------------------
@@ -160,9 +164,9 @@ static void rp_dump(conn *c, pend *p, const cudis_batch *b)
     }
     const uint8_t *v = b->out + r->val_off;
     sbuf d = {0};
-    if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET) {
-        bool set = r->type == CUDIS_TYPE_SET;
-        uint8_t t = set ? RDB_TYPE_SET : RDB_TYPE_HASH;
+    if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET || r->type == CUDIS_TYPE_LIST) {
+        bool set = r->type != CUDIS_TYPE_HASH; /* members (elements) alone */
+        uint8_t t = r->type == CUDIS_TYPE_LIST ? RDB_TYPE_LIST : set ? RDB_TYPE_SET : RDB_TYPE_HASH;
         sbuf_add(&d, &t, 1);
         put_len(&d, cudis_hash_count(v, r->val_len));
         cudis_hentry e;
@@ -321,12 +325,14 @@ uint8_t *rdb_get_string(rd *r, uint32_t *len)
     return s;
 }
 
-/* A hash being restored: the encoded value (cudis_hash.h) in o. False on
- * a field given twice. */
+static bool restoring_list; /* RESTORE of a list: elements may repeat (one loop's thread) */
+
+/* A collection being restored: the encoded value (cudis_hash.h) in o.
+ * False on a field (member) given twice. */
 static bool hash_add(sbuf *o, const uint8_t *f, uint32_t flen, const uint8_t *v, uint32_t vlen)
 {
     cudis_hentry e;
-    if (cudis_hash_find((const uint8_t *)o->p, (uint32_t)o->len, f, flen, &e)) {
+    if (!restoring_list && cudis_hash_find((const uint8_t *)o->p, (uint32_t)o->len, f, flen, &e)) {
         return false;
     }
     uint8_t lb[5];
@@ -481,6 +487,35 @@ static bool get_hash_listpack(rd *r, sbuf *o, bool set)
     return ok && k > 0;
 }
 
+/* RDB_TYPE_LIST_QUICKLIST_2: nodes, each a container (1 plain: one
+ * element; 2 packed: a listpack of elements). */
+static bool get_quicklist(rd *r, sbuf *o)
+{
+    uint64_t nodes;
+    int enc;
+    if (!get_len(r, &nodes, &enc) || enc >= 0 || nodes == 0) {
+        return false;
+    }
+    for (uint64_t i = 0; i < nodes; i++) {
+        uint64_t container;
+        if (!get_len(r, &container, &enc) || enc >= 0) {
+            return false;
+        }
+        if (container == 1) {
+            uint32_t n;
+            uint8_t *v = rdb_get_string(r, &n);
+            bool ok = v != NULL && hash_add(o, v, n, (const uint8_t *)"", 0);
+            free(v);
+            if (!ok) {
+                return false;
+            }
+        } else if (container != 2 || !get_hash_listpack(r, o, true)) {
+            return false;
+        }
+    }
+    return true;
+}
+
 bool rdb_footer_ok(const uint8_t *p, size_t n)
 {
     if (n < 10) {
@@ -569,6 +604,13 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
         case RDB_TYPE_SET: ok = get_hash(&r, &h, true); break;
         case RDB_TYPE_SET_INTSET: ok = get_intset(&r, &h); break;
         case RDB_TYPE_SET_LISTPACK: ok = get_hash_listpack(&r, &h, true); break;
+        case RDB_TYPE_LIST:
+        case RDB_TYPE_LIST_QUICKLIST_2:
+            type = CUDIS_TYPE_LIST;
+            restoring_list = true;
+            ok = pl[0] == RDB_TYPE_LIST ? get_hash(&r, &h, true) : get_quicklist(&r, &h);
+            restoring_list = false;
+            break;
         default: break;
         }
         if (ok) {
@@ -624,6 +666,14 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
     const char *v = (const char *)b->out + r->val_off;
     long long x;
     bool is_int = r->type == CUDIS_TYPE_STRING && r->val_len <= 20 && util_str2ll(v, r->val_len, &x);
+    if (r->type == CUDIS_TYPE_LIST) {
+        if (p->k == OBJ_ENCODING) {
+            resp_bulks(&c->out, "quicklist"); /* Redis 7.0's only list encoding */
+        } else {
+            resp_int(&c->out, 1);
+        }
+        return;
+    }
     if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET) {
         const uint8_t *h = (const uint8_t *)v;
         if (p->k == OBJ_ENCODING) {

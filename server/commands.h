@@ -200,6 +200,23 @@ struct command {
     X(cmd_sdiffstore)                                                                              \
     X(cmd_spop)                                                                                    \
     X(cmd_smove)                                                                                   \
+    X(cmd_lpush)                                                                                   \
+    X(cmd_rpush)                                                                                   \
+    X(cmd_lpushx)                                                                                  \
+    X(cmd_rpushx)                                                                                  \
+    X(cmd_llen)                                                                                    \
+    X(cmd_lpop)                                                                                    \
+    X(cmd_rpop)                                                                                    \
+    X(cmd_lrange)                                                                                  \
+    X(cmd_lindex)                                                                                  \
+    X(cmd_lpos)                                                                                    \
+    X(cmd_lset)                                                                                    \
+    X(cmd_linsert)                                                                                 \
+    X(cmd_lrem)                                                                                    \
+    X(cmd_ltrim)                                                                                   \
+    X(cmd_lmove)                                                                                   \
+    X(cmd_rpoplpush)                                                                               \
+    X(cmd_lmpop)                                                                                   \
     X(cmd_expire)                                                                                  \
     X(cmd_pexpire)                                                                                 \
     X(cmd_expireat)                                                                                \

@@ -61,7 +61,7 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
     bool creates = op->code == CUDIS_OP_SET || op->code == CUDIS_OP_INCRBY ||
                    op->code == CUDIS_OP_APPEND || op->code == CUDIS_OP_SETRANGE ||
                    op->code == CUDIS_OP_SETBIT || op->code == CUDIS_OP_HSET ||
-                   op->code == CUDIS_OP_HINCRBY;
+                   op->code == CUDIS_OP_HINCRBY || op->code == CUDIS_OP_LPUSH;
     /* RESTORE ... REPLACE adds the key anew, as Redis's delete-then-add */
     if ((creates && !(r->flags & CUDIS_R_FOUND)) || ev == KEV_RESTORE) {
         keyspace_notify(from, NOTIFY_NEW, "new", op->db, key, op->key_len);
@@ -72,7 +72,7 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
         keyspace_notify(from, cls, kev_names[ev], op->db, key, op->key_len);
         return;
     }
-    const char *s = NULL, *g = NULL, *h = NULL; /* a string, a generic, a hash/set event */
+    const char *s = NULL, *g = NULL, *h = NULL, *l = NULL; /* string, generic, hash/set, list */
     bool set = op->type == CUDIS_TYPE_SET;
     switch (op->code) {
     case CUDIS_OP_GET:
@@ -105,10 +105,20 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
             g = "del"; /* the last field went */
         }
         break;
+    case CUDIS_OP_LPUSH: l = (op->flags & CUDIS_F_RIGHT) ? "rpush" : "lpush"; break;
+    case CUDIS_OP_LPOP:
+        l = (op->flags & CUDIS_F_RIGHT) ? "rpop" : "lpop";
+        if (r->flags & CUDIS_R_GONE) {
+            g = "del"; /* the last element went */
+        }
+        break;
     default: break;
     }
     if (s != NULL) {
         keyspace_notify(from, NOTIFY_STRING, s, op->db, key, op->key_len);
+    }
+    if (l != NULL) {
+        keyspace_notify(from, NOTIFY_LIST, l, op->db, key, op->key_len);
     }
     if (h != NULL) {
         keyspace_notify(from, set ? NOTIFY_SET : NOTIFY_HASH, h, op->db, key, op->key_len);

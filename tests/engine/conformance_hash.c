@@ -635,3 +635,72 @@ ENGINE_TEST(set_members)
     cr_assert_eq(r.r.flags & CUDIS_R_FOUND, 0);
     engine_destroy(e);
 }
+
+/* A list: LPUSH/LPOP splice the value at either end; HLEN counts it. */
+static tres l_op(engine *e, uint8_t code, uint16_t flags, const char *k, const void *v,
+                 uint32_t vlen, int64_t arg)
+{
+    tbatch t;
+    tb_init(&t, 8192);
+    uint32_t i = tb_op(&t, code, flags, k, (uint32_t)strlen(k), v, vlen, arg, 0);
+    t.ops[i].type = CUDIS_TYPE_LIST;
+    tb_run(e, &t, T_NOW);
+    tres r;
+    memset(&r, 0, sizeof(r));
+    r.r = t.res[0];
+    if (r.r.status == CUDIS_OK && (r.r.flags & CUDIS_R_VALUE)) {
+        cr_assert_lt(r.r.val_len, sizeof(r.val));
+        memcpy(r.val, tb_val(&t, 0), r.r.val_len);
+    }
+    tb_free(&t);
+    return r;
+}
+
+ENGINE_TEST(list_ends)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    const char *ab[] = {"a", "b"}, *e2[] = {"", ""}, *z[] = {"z"};
+    uint8_t buf[256];
+    tres r = l_op(e, CUDIS_OP_LPUSH, CUDIS_F_XX, "l", buf, edits(buf, 2, ab, e2), 0);
+    cr_assert_eq(r.r.num, 0, "LPUSHX onto nothing");
+    cr_assert_eq(r.r.flags & CUDIS_R_DONE, 0);
+    r = l_op(e, CUDIS_OP_LPUSH, CUDIS_F_RIGHT, "l", buf, edits(buf, 2, ab, e2), 0);
+    cr_assert_eq(r.r.status, CUDIS_OK, "%s: %d", p->name, r.r.status);
+    cr_assert_eq(r.r.num, 2);
+    r = l_op(e, CUDIS_OP_LPUSH, 0, "l", buf, edits(buf, 1, z, e2), 0);
+    cr_assert_eq(r.r.num, 3);
+    tbatch t;
+    tb_init(&t, 4096);
+    uint32_t i = tb_op(&t, CUDIS_OP_GET, 0, "l", 1, NULL, 0, 0, 0);
+    t.ops[i].type = CUDIS_TYPE_LIST;
+    tb_run(e, &t, T_NOW);
+    const uint8_t want[] = {3, 0, 0, 0, 1, 'z', 0, 1, 'a', 0, 1, 'b', 0};
+    cr_assert_eq(t.res[0].val_len, sizeof(want));
+    cr_assert_eq(memcmp(tb_val(&t, 0), want, sizeof(want)), 0, "z a b");
+    tb_free(&t);
+    /* pops return the run of entries as it lies in the list */
+    r = l_op(e, CUDIS_OP_LPOP, CUDIS_F_RIGHT, "l", NULL, 0, 2);
+    cr_assert_eq(r.r.num, 2);
+    cr_assert_eq(r.r.val_len, 6);
+    cr_assert_eq(memcmp(r.val, "\x01" "a\0\x01" "b\0", 6), 0);
+    r = l_op(e, CUDIS_OP_HLEN, 0, "l", NULL, 0, 0);
+    cr_assert_eq(r.r.num, 1);
+    r = l_op(e, CUDIS_OP_LPOP, 0, "l", NULL, 0, 5);
+    cr_assert_eq(r.r.num, 1);
+    cr_assert(r.r.flags & CUDIS_R_GONE, "the last element removed the key");
+    r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "l", NULL, 0, 0);
+    cr_assert_eq(r.r.flags & CUDIS_R_FOUND, 0);
+    r = l_op(e, CUDIS_OP_LPOP, 0, "l", NULL, 0, 1);
+    cr_assert_eq(r.r.flags, 0, "a pop of nothing");
+    /* a list is not a set, nor a string */
+    l_op(e, CUDIS_OP_LPUSH, 0, "l", buf, edits(buf, 1, z, e2), 0);
+    r = s_op(e, CUDIS_OP_HLEN, 0, "l", NULL, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    r = T_GET(e, "l");
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    T_SET(e, "s", "v");
+    r = l_op(e, CUDIS_OP_LPOP, 0, "s", NULL, 0, 1);
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    engine_destroy(e);
+}
