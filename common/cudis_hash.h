@@ -197,8 +197,8 @@ CUDIS_HD static inline bool cudis_hedit_next(const cudis_hedits *ed, uint32_t *a
 }
 
 /* The last edit of field f (for SET: the value that wins). */
-CUDIS_HD static inline bool cudis_hedit_find(const cudis_hedits *ed, const uint8_t *f, uint32_t flen,
-                                             uint32_t from, cudis_hentry *out)
+CUDIS_HD static inline bool cudis_hedit_find(const cudis_hedits *ed, const uint8_t *f,
+                                             uint32_t flen, uint32_t from, cudis_hentry *out)
 {
     bool found = false, bad = false;
     cudis_hentry e;
@@ -213,8 +213,8 @@ CUDIS_HD static inline bool cudis_hedit_find(const cudis_hedits *ed, const uint8
 }
 
 /* Whether field f has an edit before position `before`. */
-CUDIS_HD static inline bool cudis_hedit_seen(const cudis_hedits *ed, const uint8_t *f, uint32_t flen,
-                                             uint32_t before)
+CUDIS_HD static inline bool cudis_hedit_seen(const cudis_hedits *ed, const uint8_t *f,
+                                             uint32_t flen, uint32_t before)
 {
     bool bad = false;
     cudis_hentry e;

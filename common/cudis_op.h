@@ -90,23 +90,23 @@ enum cudis_op_code {
     /* Hashes and sets (cudis_hash.h): the key is one item of type
      * CUDIS_TYPE_HASH, or CUDIS_TYPE_SET when op->type says so (a set's
      * members are fields without values; HINCRBY is for hashes only). */
-    CUDIS_OP_HSET,     /* value = HSET edits; F_NX: fields that exist stay (HSETNX);
-                        * res.num = fields added; creates the key, keeps its expiry */
-    CUDIS_OP_HDEL,     /* value = HDEL edits; res.num = fields removed; the last one
-                        * removed deletes the key */
-    CUDIS_OP_HGET,     /* value = the field; its value is returned, res.num = 1 when
-                        * the field exists */
-    CUDIS_OP_HINCRBY,  /* value = the field, arg = delta (a missing field counts as
-                        * 0); res.num = the new value */
-    CUDIS_OP_HLEN,     /* res.num = the number of fields */
+    CUDIS_OP_HSET,    /* value = HSET edits; F_NX: fields that exist stay (HSETNX);
+                       * res.num = fields added; creates the key, keeps its expiry */
+    CUDIS_OP_HDEL,    /* value = HDEL edits; res.num = fields removed; the last one
+                       * removed deletes the key */
+    CUDIS_OP_HGET,    /* value = the field; its value is returned, res.num = 1 when
+                       * the field exists */
+    CUDIS_OP_HINCRBY, /* value = the field, arg = delta (a missing field counts as
+                       * 0); res.num = the new value */
+    CUDIS_OP_HLEN,    /* res.num = the number of fields */
     /* Lists: one item of type CUDIS_TYPE_LIST in the same encoding, the
      * elements as fields without values, head first (HLEN is LLEN). */
-    CUDIS_OP_LPUSH,    /* value = the elements as encoded entries, in the order they end up
-                        * (the caller reverses LPUSH's); F_RIGHT: at the tail; F_XX: only
-                        * onto a list there (LPUSHX); res.num = the new length */
-    CUDIS_OP_LPOP,     /* arg = count >= 1; F_RIGHT: from the tail. Returns the popped
-                        * entries as they lie in the list (a tail pop: last one last);
-                        * res.num = how many; the last one popped deletes the key */
+    CUDIS_OP_LPUSH, /* value = the elements as encoded entries, in the order they end up
+                     * (the caller reverses LPUSH's); F_RIGHT: at the tail; F_XX: only
+                     * onto a list there (LPUSHX); res.num = the new length */
+    CUDIS_OP_LPOP,  /* arg = count >= 1; F_RIGHT: from the tail. Returns the popped
+                     * entries as they lie in the list (a tail pop: last one last);
+                     * res.num = how many; the last one popped deletes the key */
     CUDIS_OP__COUNT
 };
 
@@ -155,7 +155,7 @@ enum cudis_policy {
 #define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
 #define CUDIS_F_BIT1 0x0400    /* SETBIT: the bit becomes 1 */
 #define CUDIS_F_NOTOUCH 0x0800 /* GET: leave the key's recency as it is (CLIENT NO-TOUCH) */
-#define CUDIS_F_RIGHT 0x2000 /* LPUSH, LPOP: the list's tail */
+#define CUDIS_F_RIGHT 0x2000   /* LPUSH, LPOP: the list's tail */
 #define CUDIS_F_STAMP                                                                              \
     0x1000 /* EXISTS: res.num = the key's recency stamp (the low 32 bits                           \
             * of engine_clock at its last access) */
@@ -173,7 +173,7 @@ typedef struct cudis_op {
     uint64_t key_off;  /* key bytes at batch->in + key_off */
     uint64_t val_off;  /* value bytes (SET, APPEND, SETRANGE) at batch->in + val_off */
     uint32_t val_len;
-    uint8_t type;      /* enum cudis_type the op works on (0: string) */
+    uint8_t type; /* enum cudis_type the op works on (0: string) */
     uint8_t reserved2[3];
     int64_t arg;       /* INCRBY delta; SETRANGE offset (>= 0) */
     int64_t expire_ms; /* absolute Unix ms; 0 = no expiry */
@@ -441,6 +441,23 @@ CUDIS_HD static inline uint8_t cudis_op_wants(const cudis_op *op)
     }
 }
 
+/* INCRBY's arithmetic: the current text (none: 0) plus d, as the plan's
+ * number (p->num) and in *out; CUDIS_E_NOTINT / CUDIS_E_OVERFLOW. */
+CUDIS_HD static inline int cudis_plan_incr(const uint8_t *val, uint32_t len, bool found, int64_t d,
+                                           cudis_plan *p, int64_t *out)
+{
+    int64_t v = 0;
+    if (found && !cudis_str2ll(val, len, &v)) {
+        return CUDIS_E_NOTINT;
+    }
+    if ((d < 0 && v < 0 && d < INT64_MIN - v) || (d > 0 && v > 0 && d > INT64_MAX - v)) {
+        return CUDIS_E_OVERFLOW;
+    }
+    *out = v + d;
+    p->num_len = (uint8_t)cudis_ll2str(*out, p->num);
+    return CUDIS_OK;
+}
+
 /* The hash ops' plans (cudis_hash.h). */
 CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *arg,
                                            const cudis_cur *cur, uint32_t max_val_len,
@@ -450,7 +467,7 @@ CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *ar
     uint32_t old_len = cur->found ? cur->val_len : 0;
     p->new_type = cudis_op_wants(op);
     cudis_hedits ed = {CUDIS_HEDIT_SET, arg, op->val_len, 0, 0};
-    cudis_hentry e;
+    cudis_hentry e = {0, 0, 0, 0, 0};
     switch (op->code) {
     case CUDIS_OP_HGET:
     case CUDIS_OP_HLEN:
@@ -469,17 +486,12 @@ CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *ar
         }
         return CUDIS_OK;
     case CUDIS_OP_HINCRBY: {
-        int64_t v = 0;
-        if (cur->found && cudis_hash_find(old, old_len, arg, op->val_len, &e) &&
-            !cudis_str2ll(e.v, e.vlen, &v)) {
-            return CUDIS_E_NOTINT;
+        bool has = cur->found && cudis_hash_find(old, old_len, arg, op->val_len, &e);
+        int64_t v;
+        int rc = cudis_plan_incr(e.v, e.vlen, has, op->arg, p, &v);
+        if (rc != CUDIS_OK) {
+            return rc;
         }
-        int64_t d = op->arg;
-        if ((d < 0 && v < 0 && d < INT64_MIN - v) || (d > 0 && v > 0 && d > INT64_MAX - v)) {
-            return CUDIS_E_OVERFLOW;
-        }
-        v += d;
-        p->num_len = (uint8_t)cudis_ll2str(v, p->num);
         res->num = v;
         ed.kind = CUDIS_HEDIT_INCR;
         ed.num = (const uint8_t *)p->num;
@@ -635,9 +647,8 @@ CUDIS_HD static inline int cudis_plan_list(const cudis_op *op, const uint8_t *ar
  * reference them by segment (cudis_plan_build copies them).
  */
 CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *arg,
-                                         const cudis_cur *cur, int64_t now_ms,
-                                         uint32_t max_val_len, cudis_plan *p,
-                                         cudis_result *res)
+                                         const cudis_cur *cur, int64_t now_ms, uint32_t max_val_len,
+                                         cudis_plan *p, cudis_result *res)
 {
     p->action = CUDIS_ACT_NONE;
     p->return_old = false;
@@ -729,16 +740,11 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *arg,
         return CUDIS_OK;
 
     case CUDIS_OP_INCRBY: {
-        int64_t v = 0;
-        if (cur->found && !cudis_str2ll(cur->val, cur->val_len, &v)) {
-            return CUDIS_E_NOTINT;
+        int64_t v;
+        int rc = cudis_plan_incr(cur->val, cur->val_len, cur->found, op->arg, p, &v);
+        if (rc != CUDIS_OK) {
+            return rc;
         }
-        int64_t d = op->arg;
-        if ((d < 0 && v < 0 && d < INT64_MIN - v) || (d > 0 && v > 0 && d > INT64_MAX - v)) {
-            return CUDIS_E_OVERFLOW;
-        }
-        v += d;
-        p->num_len = (uint8_t)cudis_ll2str(v, p->num);
         p->action = CUDIS_ACT_WRITE;
         p->touch = true;
         p->new_len = p->num_len;

@@ -468,11 +468,11 @@ CUDIS_HD static inline void ccht_item_init(const ccht_view *v, uint64_t off, uin
     if (expire_ms != 0) {
         cudis_store_relaxed_u64((uint64_t *)(p + 8), (uint64_t)expire_ms);
     }
-    cudis_store_relaxed_u32((uint32_t *)p, CCHT_ITEM_LIVE | (expire_ms ? CCHT_ITEM_EXP : 0) |
-                                               ((db << CCHT_ITEM_DB_SHIFT) & CCHT_ITEM_DB_MASK) |
-                                               ((type << CCHT_ITEM_TYPE_SHIFT) &
-                                                CCHT_ITEM_TYPE_MASK) |
-                                               (key_len & CCHT_ITEM_KLEN_MASK));
+    cudis_store_relaxed_u32((uint32_t *)p,
+                            CCHT_ITEM_LIVE | (expire_ms ? CCHT_ITEM_EXP : 0) |
+                                ((db << CCHT_ITEM_DB_SHIFT) & CCHT_ITEM_DB_MASK) |
+                                ((type << CCHT_ITEM_TYPE_SHIFT) & CCHT_ITEM_TYPE_MASK) |
+                                (key_len & CCHT_ITEM_KLEN_MASK));
 }
 
 /* The enum cudis_type of an item by its header. */

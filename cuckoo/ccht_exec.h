@@ -243,7 +243,8 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
         uint32_t need = rc == CUDIS_OK ? plan.ret_len : 0;
         if (rc == CUDIS_OK && plan.return_old) {
             if (x->truncate) {
-                ccht_bytes_read(x->out, cur.val + plan.ret_off, need < x->out_cap ? need : x->out_cap);
+                ccht_bytes_read(x->out, cur.val + plan.ret_off,
+                                need < x->out_cap ? need : x->out_cap);
             } else if (x->out_len == 0) {
                 outbuf = true; /* no out buffer at all */
             } else {

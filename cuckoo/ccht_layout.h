@@ -98,7 +98,7 @@ CUDIS_HD static inline uint64_t ccht_slot_off(uint64_t w)
 #define CCHT_DBS 256                 /* databases (= CUDIS_MAX_DBS) */
 #define CCHT_ITEM_DB_SHIFT 21        /* bits 28..21: the key's database */
 #define CCHT_ITEM_DB_MASK 0x1fe00000u
-#define CCHT_ITEM_TYPE_SHIFT 18       /* bits 20..18: the value's enum cudis_type */
+#define CCHT_ITEM_TYPE_SHIFT 18 /* bits 20..18: the value's enum cudis_type */
 #define CCHT_ITEM_TYPE_MASK 0x001c0000u
 #define CCHT_ITEM_KLEN_MASK 0x0003ffffu /* keys up to 256 KiB - 1 */
 #define CCHT_ITEM_HDR 8u             /* header bytes without expiry */

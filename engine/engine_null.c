@@ -53,7 +53,8 @@ static int null_execute(void *store, cudis_batch *b)
             continue;
         }
         cudis_plan plan;
-        int rc = cudis_plan_op(op, b->in + op->val_off, &cur, b->now_ms, s->max_val_len, &plan, res);
+        int rc =
+            cudis_plan_op(op, b->in + op->val_off, &cur, b->now_ms, s->max_val_len, &plan, res);
         if (rc < 0) {
             res->status = rc;
             continue;

@@ -428,7 +428,11 @@ static bool lp_entry(const uint8_t **pp, const uint8_t *end, const uint8_t **s, 
         *n = (uint32_t)len;
     }
     uint64_t elen = hdr + (*s ? len : 0);
-    uint64_t blen = elen < 128 ? 1 : elen < 16384 ? 2 : elen < 2097152 ? 3 : elen < 268435456 ? 4 : 5;
+    uint64_t blen = elen < 128         ? 1
+                    : elen < 16384     ? 2
+                    : elen < 2097152   ? 3
+                    : elen < 268435456 ? 4
+                                       : 5;
     if (avail < elen + blen) {
         return false;
     }
@@ -443,7 +447,8 @@ static bool get_intset(rd *r, sbuf *o)
     uint32_t n;
     uint8_t *is = rdb_get_string(r, &n);
     bool ok = is != NULL && n >= 8;
-    uint32_t enc = ok ? (uint32_t)cudis_read_le(is, 4) : 0, len = ok ? (uint32_t)cudis_read_le(is + 4, 4) : 0;
+    uint32_t enc = ok ? (uint32_t)cudis_read_le(is, 4) : 0,
+             len = ok ? (uint32_t)cudis_read_le(is + 4, 4) : 0;
     ok = ok && (enc == 2 || enc == 4 || enc == 8) && len > 0 && (uint64_t)len * enc == n - 8;
     for (uint32_t i = 0; ok && i < len; i++) {
         uint64_t u = cudis_read_le(is + 8 + (size_t)i * enc, (int)enc);
@@ -599,8 +604,14 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
         bool ok = false;
         type = CUDIS_TYPE_SET;
         switch (pl[0]) {
-        case RDB_TYPE_HASH: type = CUDIS_TYPE_HASH; ok = get_hash(&r, &h, false); break;
-        case RDB_TYPE_HASH_LISTPACK: type = CUDIS_TYPE_HASH; ok = get_hash_listpack(&r, &h, false); break;
+        case RDB_TYPE_HASH:
+            type = CUDIS_TYPE_HASH;
+            ok = get_hash(&r, &h, false);
+            break;
+        case RDB_TYPE_HASH_LISTPACK:
+            type = CUDIS_TYPE_HASH;
+            ok = get_hash_listpack(&r, &h, false);
+            break;
         case RDB_TYPE_SET: ok = get_hash(&r, &h, true); break;
         case RDB_TYPE_SET_INTSET: ok = get_intset(&r, &h); break;
         case RDB_TYPE_SET_LISTPACK: ok = get_hash_listpack(&r, &h, true); break;
@@ -665,7 +676,8 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
     }
     const char *v = (const char *)b->out + r->val_off;
     long long x;
-    bool is_int = r->type == CUDIS_TYPE_STRING && r->val_len <= 20 && util_str2ll(v, r->val_len, &x);
+    bool is_int =
+        r->type == CUDIS_TYPE_STRING && r->val_len <= 20 && util_str2ll(v, r->val_len, &x);
     if (r->type == CUDIS_TYPE_LIST) {
         if (p->k == OBJ_ENCODING) {
             resp_bulks(&c->out, "quicklist"); /* Redis 7.0's only list encoding */
@@ -679,8 +691,9 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
         if (p->k == OBJ_ENCODING) {
             bool small = r->type == CUDIS_TYPE_HASH ? hash_is_small(h, r->val_len)
                                                     : set_is_intset(h, r->val_len);
-            resp_bulks(&c->out, !small ? "hashtable" : r->type == CUDIS_TYPE_HASH ? "listpack"
-                                                                                : "intset");
+            resp_bulks(&c->out, !small                       ? "hashtable"
+                                : r->type == CUDIS_TYPE_HASH ? "listpack"
+                                                             : "intset");
         } else {
             resp_int(&c->out, 1);
         }

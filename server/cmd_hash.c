@@ -503,20 +503,17 @@ void cmd_hrandfield(conn *c, int argc, char **argv, uint32_t *lens)
  * HSCAN
  * ---------------------------------------------------------------------- */
 
-/* The whole hash in one call, cursor 0 (as Redis answers a listpack-encoded
- * hash; COUNT is a hint). MATCH's pattern is in aux. */
-static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
+/* The whole collection in one reply, cursor 0 (as Redis answers its small
+ * encodings; COUNT is a hint): fields with their values, or alone. The
+ * options' error (Redis reads them once the key is found) is p->b, the
+ * MATCH pattern p->aux. */
+void coll_scan_reply(conn *c, pend *p, const uint8_t *h, uint32_t n, bool values)
 {
-    const uint8_t *h;
-    uint32_t n;
-    if (!coll_whole(c, p, b, &h, &n)) {
-        return;
-    }
     if (h == NULL) {
         sbuf_add(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
         return;
     }
-    if (p->b != 0) { /* Redis reads the options after finding the hash */
+    if (p->b != 0) {
         conn_error(c, (const char *)(intptr_t)p->b);
         return;
     }
@@ -531,8 +528,11 @@ static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
             continue;
         }
         resp_bulk(&items, e.f, e.flen);
-        resp_bulk(&items, e.v, e.vlen);
-        k += 2;
+        k++;
+        if (values) {
+            resp_bulk(&items, e.v, e.vlen);
+            k++;
+        }
     }
     resp_array(&c->out, 2);
     resp_bulks(&c->out, "0");
@@ -541,10 +541,19 @@ static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
     sbuf_free(&items);
 }
 
+static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
+{
+    const uint8_t *h;
+    uint32_t n;
+    if (coll_whole(c, p, b, &h, &n)) {
+        coll_scan_reply(c, p, h, n, true);
+    }
+}
+
 /* SCAN-family arguments after the cursor: MATCH pattern (NULL: all) and
  * COUNT, checked as Redis does. Returns NULL, or the error to reply. */
 const char *coll_scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
-                             uint32_t *plen, long long *count)
+                           uint32_t *plen, long long *count)
 {
     *pat = NULL;
     *plen = 0;

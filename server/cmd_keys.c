@@ -715,9 +715,10 @@ void cmd_touch(conn *c, int argc, char **argv, uint32_t *lens)
 
 const char *type_name(uint32_t type)
 {
-    static const char *const names[CUDIS_TYPE__COUNT] = {
-        [CUDIS_TYPE_STRING] = "string", [CUDIS_TYPE_HASH] = "hash", [CUDIS_TYPE_SET] = "set",
-        [CUDIS_TYPE_LIST] = "list"};
+    static const char *const names[CUDIS_TYPE__COUNT] = {[CUDIS_TYPE_STRING] = "string",
+                                                         [CUDIS_TYPE_HASH] = "hash",
+                                                         [CUDIS_TYPE_SET] = "set",
+                                                         [CUDIS_TYPE_LIST] = "list"};
     return type < CUDIS_TYPE__COUNT ? names[type] : "none";
 }
 

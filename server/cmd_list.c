@@ -208,8 +208,8 @@ static void pop_generic(conn *c, int argc, char **argv, uint32_t *lens, bool rig
     }
     batcher *b = &c->lp->b;
     uint32_t i = count == 0 ? list_op(b, CUDIS_OP_HLEN, 0, argv[1], lens[1], NULL, 0, 0, false)
-                            : list_op(b, CUDIS_OP_LPOP, right ? CUDIS_F_RIGHT : 0, argv[1],
-                                      lens[1], NULL, 0, count, true);
+                            : list_op(b, CUDIS_OP_LPOP, right ? CUDIS_F_RIGHT : 0, argv[1], lens[1],
+                                      NULL, 0, count, true);
     batch_add_pend(b, c, rp_pop, i, 1)->a = how;
 }
 
@@ -556,7 +556,7 @@ void cmd_lrem(conn *c, int argc, char **argv, uint32_t *lens)
         resp_int(&c->out, 0);
     } else if (got > 0) {
         bool *drop = xcalloc(l.n ? l.n : 1, sizeof(*drop));
-        unsigned long long limit = count == 0 ? ULLONG_MAX
+        unsigned long long limit = count == 0  ? ULLONG_MAX
                                    : count < 0 ? (unsigned long long)(-(count + 1)) + 1
                                                : (unsigned long long)count;
         unsigned long long removed = 0;

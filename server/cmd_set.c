@@ -166,6 +166,21 @@ static void reply_members(conn *c, const mset *s, const uint8_t *h, uint32_t n)
     }
 }
 
+/* A uniform choice of k distinct members into s[0..k) (partial
+ * Fisher-Yates); k <= s->n. */
+static void choose_first(mset *s, uint32_t k)
+{
+    for (uint32_t j = 0; j < k && k < s->n; j++) {
+        uint32_t r = j + (uint32_t)(coll_rand64() % (s->n - j));
+        const uint8_t *tm = s->m[j];
+        uint32_t tl = s->len[j];
+        s->m[j] = s->m[r];
+        s->len[j] = s->len[r];
+        s->m[r] = tm;
+        s->len[r] = tl;
+    }
+}
+
 /* Whether member m is in the encoded set h. */
 static bool has(const uint8_t *h, uint32_t n, const uint8_t *m, uint32_t len)
 {
@@ -252,15 +267,7 @@ static void rp_srandmember(conn *c, pend *p, const cudis_batch *b)
         }
     } else {
         uint32_t k = (unsigned long long)count >= s.n ? s.n : (uint32_t)count;
-        for (uint32_t j = 0; j < k && k < s.n; j++) { /* partial Fisher-Yates */
-            uint32_t r = j + (uint32_t)(coll_rand64() % (s.n - j));
-            const uint8_t *tm = s.m[j];
-            uint32_t tl = s.len[j];
-            s.m[j] = s.m[r];
-            s.len[j] = s.len[r];
-            s.m[r] = tm;
-            s.len[r] = tl;
-        }
+        choose_first(&s, k);
         resp_array(&c->out, k);
         for (uint32_t j = 0; j < k; j++) {
             resp_bulk(&c->out, s.m[j], s.len[j]);
@@ -292,34 +299,9 @@ static void rp_sscan(conn *c, pend *p, const cudis_batch *b)
 {
     const uint8_t *h;
     uint32_t n;
-    if (!coll_whole(c, p, b, &h, &n)) {
-        return;
+    if (coll_whole(c, p, b, &h, &n)) {
+        coll_scan_reply(c, p, h, n, false);
     }
-    if (h == NULL) {
-        sbuf_add(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
-        return;
-    }
-    if (p->b != 0) { /* Redis reads the options after finding the set */
-        conn_error(c, (const char *)(intptr_t)p->b);
-        return;
-    }
-    uint32_t plen = 0;
-    const char *pat = p->aux ? (const char *)coll_aux_get(p, &plen) : NULL;
-    sbuf items = {0};
-    long k = 0;
-    cudis_hentry e;
-    COLL_FOREACH(h, n, at, e)
-    {
-        if (pat == NULL || util_glob_match(pat, plen, (const char *)e.f, e.flen, false)) {
-            resp_bulk(&items, e.f, e.flen);
-            k++;
-        }
-    }
-    resp_array(&c->out, 2);
-    resp_bulks(&c->out, "0");
-    resp_array(&c->out, k);
-    sbuf_add(&c->out, items.p, items.len);
-    sbuf_free(&items);
 }
 
 void cmd_sscan(conn *c, int argc, char **argv, uint32_t *lens)
@@ -391,8 +373,8 @@ static uint32_t add_reads(conn *c, char **argv, uint32_t *lens, int from, int k)
     batcher *b = &c->lp->b;
     uint32_t op0 = b->nops;
     for (int j = 0; j < k; j++) {
-        uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[from + j], lens[from + j], NULL, 0, 0,
-                                  0, false);
+        uint32_t i =
+            batch_add_op(b, CUDIS_OP_GET, 0, argv[from + j], lens[from + j], NULL, 0, 0, 0, false);
         b->ops[i].type = CUDIS_TYPE_SET;
     }
     if (k > 1) {
@@ -402,8 +384,7 @@ static uint32_t add_reads(conn *c, char **argv, uint32_t *lens, int from, int k)
 }
 
 /* The sets a pend's reads returned: false (replied) on an error. */
-static bool results_of(conn *c, const pend *p, const cudis_batch *b, const uint8_t **h,
-                       uint32_t *n)
+static bool results_of(conn *c, const pend *p, const cudis_batch *b, const uint8_t **h, uint32_t *n)
 {
     for (uint32_t j = 0; j < p->nops; j++) {
         const cudis_result *r = RES(b, p, j);
@@ -597,8 +578,8 @@ static int remove_alone(conn *c, const char *key, uint32_t klen, const sbuf *edi
     batcher *b = &c->lp->b;
     uint8_t ev = b->ev;
     b->ev = KEV_QUIET;
-    uint32_t i = batch_add_op(b, CUDIS_OP_HDEL, 0, key, klen, edits->p, (uint32_t)edits->len, 0,
-                              0, true);
+    uint32_t i =
+        batch_add_op(b, CUDIS_OP_HDEL, 0, key, klen, edits->p, (uint32_t)edits->len, 0, 0, true);
     b->ops[i].type = CUDIS_TYPE_SET;
     b->ev = ev;
     run_alone(c);
@@ -638,15 +619,7 @@ void cmd_spop(conn *c, int argc, char **argv, uint32_t *lens)
     mset s = {0};
     mset_of(&s, h, h ? r.val_len : 0);
     uint32_t k = (unsigned long long)count >= s.n ? s.n : (uint32_t)count;
-    for (uint32_t j = 0; j < k && k < s.n; j++) { /* partial Fisher-Yates */
-        uint32_t x = j + (uint32_t)(coll_rand64() % (s.n - j));
-        const uint8_t *tm = s.m[j];
-        uint32_t tl = s.len[j];
-        s.m[j] = s.m[x];
-        s.len[j] = s.len[x];
-        s.m[x] = tm;
-        s.len[x] = tl;
-    }
+    choose_first(&s, k);
     sbuf edits = {0}, reply = {0};
     uint8_t lb[5];
     for (uint32_t j = 0; j < k; j++) {
@@ -709,8 +682,8 @@ void cmd_smove(conn *c, int argc, char **argv, uint32_t *lens)
         member_edits(&e, 4, argv, lens, 3);
         uint8_t ev = b->ev;
         b->ev = KEV_QUIET;
-        i = batch_add_op(b, CUDIS_OP_HSET, CUDIS_F_NX, argv[2], lens[2], e.p, (uint32_t)e.len, 0,
-                         0, true);
+        i = batch_add_op(b, CUDIS_OP_HSET, CUDIS_F_NX, argv[2], lens[2], e.p, (uint32_t)e.len, 0, 0,
+                         true);
         b->ops[i].type = CUDIS_TYPE_SET;
         b->ev = ev;
         sbuf_free(&e);

@@ -340,11 +340,12 @@ uint64_t coll_rand64(void); /* per-thread generator */
 bool coll_scan_cursor(const char *s, uint32_t len);
 const char *coll_scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
                            uint32_t *plen, long long *count);
+/* HSCAN/SSCAN's reply: the whole collection (h NULL: missing), cursor 0. */
+void coll_scan_reply(conn *c, pend *p, const uint8_t *h, uint32_t n, bool values);
 /* Iterate the entries of an encoded collection (h may be NULL). */
 #define COLL_FOREACH(h, n, at, e)                                                                  \
-    for (uint32_t at = CUDIS_HASH_HDR; (h) != NULL && at < (n) &&                                  \
-                                       cudis_hentry_at((h) + at, (n) - at, true, &(e));            \
-         at += (e).size)
+    for (uint32_t at = CUDIS_HASH_HDR;                                                             \
+         (h) != NULL && at < (n) && cudis_hentry_at((h) + at, (n)-at, true, &(e)); at += (e).size)
 /* cmd_set.c: whether Redis 7.0 would keep this set as an intset (all
  * members integers, at most set-max-intset-entries: OBJECT ENCODING). */
 bool set_is_intset(const uint8_t *h, uint32_t n);

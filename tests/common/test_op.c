@@ -399,8 +399,8 @@ Test(hash_enc, apply_set_del_incr)
     cr_assert_eq(a.added, 1);
     cr_assert_eq(a.replaced, 1);
     cr_assert_eq(a.count, 4);
-    const uint8_t want[] = {4, 0, 0, 0, 1, 'A', 2, 'a', 'a', 1, 'B', 1, '3',
-                            1, 'C', 2, 'c', 'c', 1, 'D', 1, '4'};
+    const uint8_t want[] = {4, 0,   0, 0,   1, 'A', 2,   'a', 'a', 1, 'B',
+                            1, '3', 1, 'C', 2, 'c', 'c', 1,   'D', 1, '4'};
     cr_assert_eq(a.len, sizeof(want));
     cr_assert_eq(memcmp(o, want, sizeof(want)), 0);
     /* NX leaves B, adds D with the value its last edit gives */

@@ -33,14 +33,14 @@ static uint32_t edits(uint8_t *buf, int n, const char *const *fields, const char
     return at;
 }
 
-/* One hash op with its value bytes given raw. */
-static tres h_op(engine *e, int64_t now, uint8_t code, uint16_t flags, const char *k,
-                 const void *v, uint32_t vlen, int64_t arg)
+/* One op on a collection of `type` with its value bytes given raw. */
+static tres typed_op(engine *e, int64_t now, uint8_t type, uint8_t code, uint16_t flags,
+                     const char *k, const void *v, uint32_t vlen, int64_t arg)
 {
     tbatch t;
     tb_init(&t, 8192);
     uint32_t i = tb_op(&t, code, flags, k, (uint32_t)strlen(k), v, vlen, arg, 0);
-    t.ops[i].type = CUDIS_TYPE_HASH;
+    t.ops[i].type = type;
     tb_run(e, &t, now);
     tres r;
     memset(&r, 0, sizeof(r));
@@ -51,6 +51,12 @@ static tres h_op(engine *e, int64_t now, uint8_t code, uint16_t flags, const cha
     }
     tb_free(&t);
     return r;
+}
+
+static tres h_op(engine *e, int64_t now, uint8_t code, uint16_t flags, const char *k, const void *v,
+                 uint32_t vlen, int64_t arg)
+{
+    return typed_op(e, now, CUDIS_TYPE_HASH, code, flags, k, v, vlen, arg);
 }
 
 static tres h_set(engine *e, const char *k, int n, const char *const *f, const char *const *v)
@@ -80,8 +86,8 @@ static const char *h_all(engine *e, int64_t now, const char *k)
     cudis_hentry x;
     size_t o = 0;
     for (; at < n && cudis_hentry_at(h + at, n - at, true, &x); at += x.size, k2++) {
-        o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%.*s=%.*s", k2 ? "," : "",
-                              (int)x.flen, (const char *)x.f, (int)x.vlen, (const char *)x.v);
+        o += (size_t)snprintf(out + o, sizeof(out) - o, "%s%.*s=%.*s", k2 ? "," : "", (int)x.flen,
+                              (const char *)x.f, (int)x.vlen, (const char *)x.v);
     }
     return out;
 }
@@ -175,7 +181,8 @@ ENGINE_TEST(hash_types)
                                       CUDIS_OP_SETRANGE, CUDIS_OP_SETBIT};
     for (size_t i = 0; i < sizeof(str_ops); i++) {
         r = t_op(e, T_NOW, str_ops[i], 0, "h", "x", 1, 0);
-        cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE, "%s: op %u on a hash: %d", p->name, str_ops[i], r.r.status);
+        cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE, "%s: op %u on a hash: %d", p->name, str_ops[i],
+                     r.r.status);
     }
     r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_GET, "h", "x", 0, 0);
     cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE, "SET ... GET on a hash");
@@ -414,7 +421,8 @@ static void hm_run(const eng_param *p, uint64_t budget, uint64_t seed, int round
             }
             bool live = mk->live;
             bool is_hash_op = op->code >= CUDIS_OP_HSET && op->code <= CUDIS_OP_HLEN;
-            bool wants_hash = is_hash_op || (op->code == CUDIS_OP_GET && op->type == CUDIS_TYPE_HASH);
+            bool wants_hash =
+                is_hash_op || (op->code == CUDIS_OP_GET && op->type == CUDIS_TYPE_HASH);
             bool wants_str = (op->code == CUDIS_OP_GET && op->type == CUDIS_TYPE_STRING);
             hm_want *w = &want[key];
             memset(w, 0, sizeof(*w));
@@ -475,8 +483,8 @@ static void hm_run(const eng_param *p, uint64_t budget, uint64_t seed, int round
                 case CUDIS_OP_HINCRBY: {
                     int j2 = live ? hm_find(mk, a[1] - '0') : -1;
                     int64_t v = 0;
-                    if (j2 >= 0 && !cudis_str2ll((const uint8_t *)mk->fl[j2].v, mk->fl[j2].vlen,
-                                                 &v)) {
+                    if (j2 >= 0 &&
+                        !cudis_str2ll((const uint8_t *)mk->fl[j2].v, mk->fl[j2].vlen, &v)) {
                         w->status = CUDIS_E_NOTINT;
                         break;
                     }
@@ -535,8 +543,8 @@ static void hm_run(const eng_param *p, uint64_t budget, uint64_t seed, int round
                     break;
                 }
             }
-            cr_assert_eq(res->status, w->status, "%s round %d k%d code %u: status %d, want %d", p->name, round,
-                         key, op->code, res->status, w->status);
+            cr_assert_eq(res->status, w->status, "%s round %d k%d code %u: status %d, want %d",
+                         p->name, round, key, op->code, res->status, w->status);
             if (w->status != CUDIS_OK) {
                 continue;
             }
@@ -587,16 +595,7 @@ ENGINE_TEST(hash_model_tight_budget)
 static tres s_op(engine *e, uint8_t code, uint16_t flags, const char *k, const void *v,
                  uint32_t vlen)
 {
-    tbatch t;
-    tb_init(&t, 8192);
-    uint32_t i = tb_op(&t, code, flags, k, (uint32_t)strlen(k), v, vlen, 0, 0);
-    t.ops[i].type = CUDIS_TYPE_SET;
-    tb_run(e, &t, T_NOW);
-    tres r;
-    memset(&r, 0, sizeof(r));
-    r.r = t.res[0];
-    tb_free(&t);
-    return r;
+    return typed_op(e, T_NOW, CUDIS_TYPE_SET, code, flags, k, v, vlen, 0);
 }
 
 ENGINE_TEST(set_members)
@@ -640,20 +639,7 @@ ENGINE_TEST(set_members)
 static tres l_op(engine *e, uint8_t code, uint16_t flags, const char *k, const void *v,
                  uint32_t vlen, int64_t arg)
 {
-    tbatch t;
-    tb_init(&t, 8192);
-    uint32_t i = tb_op(&t, code, flags, k, (uint32_t)strlen(k), v, vlen, arg, 0);
-    t.ops[i].type = CUDIS_TYPE_LIST;
-    tb_run(e, &t, T_NOW);
-    tres r;
-    memset(&r, 0, sizeof(r));
-    r.r = t.res[0];
-    if (r.r.status == CUDIS_OK && (r.r.flags & CUDIS_R_VALUE)) {
-        cr_assert_lt(r.r.val_len, sizeof(r.val));
-        memcpy(r.val, tb_val(&t, 0), r.r.val_len);
-    }
-    tb_free(&t);
-    return r;
+    return typed_op(e, T_NOW, CUDIS_TYPE_LIST, code, flags, k, v, vlen, arg);
 }
 
 ENGINE_TEST(list_ends)
@@ -683,7 +669,12 @@ ENGINE_TEST(list_ends)
     r = l_op(e, CUDIS_OP_LPOP, CUDIS_F_RIGHT, "l", NULL, 0, 2);
     cr_assert_eq(r.r.num, 2);
     cr_assert_eq(r.r.val_len, 6);
-    cr_assert_eq(memcmp(r.val, "\x01" "a\0\x01" "b\0", 6), 0);
+    cr_assert_eq(memcmp(r.val,
+                        "\x01"
+                        "a\0\x01"
+                        "b\0",
+                        6),
+                 0);
     r = l_op(e, CUDIS_OP_HLEN, 0, "l", NULL, 0, 0);
     cr_assert_eq(r.r.num, 1);
     r = l_op(e, CUDIS_OP_LPOP, 0, "l", NULL, 0, 5);

@@ -100,7 +100,8 @@ static int m_check(model *m, uint32_t k, const cudis_op *op, const uint8_t *in,
         }
         live = false;
     }
-    cudis_cur cur = {live, live ? mk->val : NULL, live ? mk->len : 0, live ? mk->exp : 0, CUDIS_TYPE_STRING};
+    cudis_cur cur = {live, live ? mk->val : NULL, live ? mk->len : 0, live ? mk->exp : 0,
+                     CUDIS_TYPE_STRING};
     cudis_plan plan;
     cudis_result want;
     int rc = cudis_plan_op(op, in + op->val_off, &cur, now, max_val, &plan, &want);
