@@ -5,7 +5,10 @@
 #   1. small hashes: HASHES hashes of 10 fields (32-byte values), then
 #      redis-benchmark -c 50 -n $N -r $HASHES -P 16 and -P 1 of
 #      "HSET h:__rand_int__ f5 <32 bytes>" and "HGET h:__rand_int__ f5",
-#      the servers alternating REPEAT times (the median is kept);
+#      the servers alternating REPEAT times (the median is kept); the same
+#      for small sets and lists spread over HASHES keys: "SADD s:__rand_int__
+#      m__rand_int__", "SISMEMBER ...", "LPUSH l:__rand_int__ <32 bytes>",
+#      "RPOP l:__rand_int__" (each placeholder is its own random number);
 #   2. the HPS pattern: one hash of FIELDS fields (8-byte names, 256-byte
 #      values), HMGET of 1,000 random fields, DEPTH commands in flight,
 #      for SECS seconds: rows/s; beside it MGET of 1,000 of FIELDS string
@@ -15,7 +18,8 @@
 # Prints tables, writes CSV, and says which targets were met.
 #
 # Usage: bench/server/hashes.sh      (N=1000000 HASHES=10000 FIELDS=100000)
-# Env: N, HASHES, FIELDS, SECS (3), DEPTH (4), PIPES ("16 1"), REPEAT (3), MAXMEMORY
+# Env: N, HASHES, FIELDS, SECS (3), DEPTH (4), PIPES ("16 1"), TESTS (the six
+#      above), REPEAT (3), MAXMEMORY
 #      (2gb), CUDIS, REDIS, CUDIS_ARGS, SERVER_CPU, LOAD_CPU, OUT.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
@@ -25,6 +29,7 @@ FIELDS=${FIELDS:-100000}
 SECS=${SECS:-3}
 DEPTH=${DEPTH:-4}
 PIPES=${PIPES:-"16 1"}
+TESTS=${TESTS:-"hset hget sadd sismember lpush rpop"}
 REPEAT=${REPEAT:-3}
 MAXMEMORY=${MAXMEMORY:-2gb}
 CUDIS_ARGS=${CUDIS_ARGS:-}
@@ -192,8 +197,16 @@ for name in cudis redis; do py small "${PORT[$name]}" "$HASHES" "$VAL32"; done
 printf '\n| -P | test | cudis rps | redis rps | cudis/redis | rps per CPU-s cudis/redis | target | met |\n'
 printf '|---:|------|---:|---:|---:|---:|---|---|\n'
 for pipe in $PIPES; do
-  for test in hset hget; do
-    if [[ $test == hset ]]; then args=(hset h:__rand_int__ f5 "$VAL32"); else args=(hget h:__rand_int__ f5); fi
+  for test in $TESTS; do
+    case $test in
+      hset) args=(hset h:__rand_int__ f5 "$VAL32") ;;
+      hget) args=(hget h:__rand_int__ f5) ;;
+      sadd) args=(sadd s:__rand_int__ m__rand_int__) ;;
+      sismember) args=(sismember s:__rand_int__ m__rand_int__) ;;
+      lpush) args=(lpush l:__rand_int__ "$VAL32") ;;
+      rpop) args=(rpop l:__rand_int__) ;;
+      *) echo "hashes.sh: unknown test $test" >&2; exit 1 ;;
+    esac
     : >"$TMP/rows.cudis"
     : >"$TMP/rows.redis"
     for _ in $(seq "$REPEAT"); do # alternate the servers: noise hits both
