@@ -345,7 +345,7 @@ static void rp_lpos(conn *c, pend *p, const cudis_batch *b)
 void cmd_lpos(conn *c, int argc, char **argv, uint32_t *lens)
 {
     long long rank = 1, count = -1, maxlen = 0;
-    for (int j = 3; j < argc; j++) {
+    for (int j = 3; j < argc; j += 2) { /* option, value */
         bool more = j + 1 < argc;
         long long v;
         if (!more) {
@@ -384,7 +384,6 @@ void cmd_lpos(conn *c, int argc, char **argv, uint32_t *lens)
             conn_error(c, E_SYNTAX);
             return;
         }
-        j++;
     }
     pend *p = whole_list(c, argv, lens, rp_lpos);
     p->a = rank;
