@@ -268,7 +268,8 @@ typedef struct cudis_happly {
     uint64_t len;
     uint32_t count;
     uint32_t added, removed, replaced;
-    bool bad; /* malformed value or edits: nothing may be written */
+    uint32_t edits; /* edits read */
+    bool bad;       /* malformed value or edits: nothing may be written */
 } cudis_happly;
 
 /*
@@ -281,10 +282,18 @@ CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, boo
                                                      const uint8_t *old, uint32_t old_len,
                                                      uint8_t *dst)
 {
-    cudis_happly r = {CUDIS_HASH_HDR, 0, 0, 0, 0, false};
+    cudis_happly r = {CUDIS_HASH_HDR, 0, 0, 0, 0, 0, false};
     cudis_hentry e, w = {0, 0, 0, 0, 0};
     uint32_t n_old = 0;
-    for (uint32_t at = old ? CUDIS_HASH_HDR : old_len; at < old_len; at += e.size) {
+    uint32_t from = old ? CUDIS_HASH_HDR : old_len;
+    if (nx && ed->kind == CUDIS_HEDIT_SET && dst == 0 && old != 0 && old_len >= CUDIS_HASH_HDR) {
+        /* measuring HSETNX / SADD: every old entry stays as it is */
+        n_old = cudis_hash_count(old, old_len);
+        r.count = n_old;
+        r.len = old_len;
+        from = old_len;
+    }
+    for (uint32_t at = from; at < old_len; at += e.size) {
         if (!cudis_hentry_at(old + at, old_len - at, true, &e)) {
             r.bad = true;
             return r;
@@ -317,6 +326,7 @@ CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, boo
         uint32_t at = 0, here = 0;
         bool bad = false;
         while (here = at, cudis_hedit_next(ed, &at, &e, &bad)) {
+            r.edits++;
             cudis_hentry o;
             if ((old != 0 && cudis_hash_find(old, old_len, e.f, e.flen, &o)) ||
                 cudis_hedit_seen(ed, e.f, e.flen, here)) {
@@ -336,6 +346,7 @@ CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, boo
         uint32_t at = 0;
         bool bad = false;
         while (cudis_hedit_next(ed, &at, &e, &bad)) {
+            r.edits++;
         }
         if (bad) {
             r.bad = true;

@@ -441,6 +441,16 @@ CUDIS_HD static inline uint8_t cudis_op_wants(const cudis_op *op)
     }
 }
 
+/* The 4-byte count header of a collection as the plan's number segment. */
+CUDIS_HD static inline void cudis_plan_count(cudis_plan *p, uint32_t n)
+{
+    p->num[0] = (char)(uint8_t)n;
+    p->num[1] = (char)(uint8_t)(n >> 8);
+    p->num[2] = (char)(uint8_t)(n >> 16);
+    p->num[3] = (char)(uint8_t)(n >> 24);
+    p->num_len = CUDIS_HASH_HDR;
+}
+
 /* INCRBY's arithmetic: the current text (none: 0) plus d, as the plan's
  * number (p->num) and in *out; CUDIS_E_NOTINT / CUDIS_E_OVERFLOW. */
 CUDIS_HD static inline int cudis_plan_incr(const uint8_t *val, uint32_t len, bool found, int64_t d,
@@ -532,21 +542,23 @@ CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *ar
     p->action = CUDIS_ACT_WRITE;
     p->touch = true;
     p->new_len = (uint32_t)a.len;
+    if (op->code == CUDIS_OP_HSET && a.added == a.edits && a.replaced == 0) {
+        /* only new, distinct fields: the edits are the entries to append
+         * (the common SADD / HSET of a new field), so the value is built
+         * from segments and may grow in place */
+        cudis_plan_count(p, a.count);
+        cudis_plan_seg(p, CUDIS_SEG_NUM, 0, CUDIS_HASH_HDR);
+        if (old_len > CUDIS_HASH_HDR) {
+            cudis_plan_seg(p, CUDIS_SEG_OLD, CUDIS_HASH_HDR, old_len - CUDIS_HASH_HDR);
+        }
+        cudis_plan_seg(p, CUDIS_SEG_ARG, 0, op->val_len);
+        return CUDIS_OK;
+    }
     p->hedit = ed.kind;
     p->hnx = nx;
     p->old_len = old_len;
     p->arg_len = op->val_len;
     return CUDIS_OK;
-}
-
-/* The 4-byte count header of a collection as the plan's number segment. */
-CUDIS_HD static inline void cudis_plan_count(cudis_plan *p, uint32_t n)
-{
-    p->num[0] = (char)(uint8_t)n;
-    p->num[1] = (char)(uint8_t)(n >> 8);
-    p->num[2] = (char)(uint8_t)(n >> 16);
-    p->num[3] = (char)(uint8_t)(n >> 24);
-    p->num_len = CUDIS_HASH_HDR;
 }
 
 /* LPUSH and LPOP: segments around the current value (no field search). */

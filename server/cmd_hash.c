@@ -479,6 +479,10 @@ void cmd_hrandfield(conn *c, int argc, char **argv, uint32_t *lens)
             return;
         }
         how |= RF_COUNT;
+        if (count < -COLL_MAX_REPEAT) {
+            conn_error(c, "ERR value is out of range");
+            return;
+        }
         if (argc == 4) {
             if (!util_eq(argv[3], lens[3], "withvalues")) {
                 conn_error(c, E_SYNTAX);

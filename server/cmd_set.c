@@ -288,6 +288,10 @@ void cmd_srandmember(conn *c, int argc, char **argv, uint32_t *lens)
         if (!arg_ll(c, argv[2], lens[2], &count)) {
             return;
         }
+        if (count < -COLL_MAX_REPEAT) {
+            conn_error(c, "ERR value is out of range");
+            return;
+        }
         how = RM_COUNT;
     }
     pend *p = set_op(c, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, false, rp_srandmember);

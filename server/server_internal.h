@@ -335,6 +335,10 @@ bool coll_whole(conn *c, pend *p, const cudis_batch *b, const uint8_t **h, uint3
 void coll_aux_bytes(pend *p, const void *data, uint32_t len);
 const uint8_t *coll_aux_get(const pend *p, uint32_t *len);
 uint64_t coll_rand64(void); /* per-thread generator */
+/* The most picks a negative HRANDFIELD/SRANDMEMBER count may ask for: the
+ * reply is built in memory (Redis's would grow until the process died),
+ * so a larger one is "ERR value is out of range". */
+#define COLL_MAX_REPEAT (1LL << 24)
 /* A SCAN cursor's syntax; the MATCH/COUNT options after it (NULL, or the
  * error to reply: Redis reads them once the key is found). */
 bool coll_scan_cursor(const char *s, uint32_t len);

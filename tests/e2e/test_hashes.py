@@ -218,6 +218,9 @@ class Hashes(Base):
         self.assertEqual(len(c.call("HRANDFIELD", "h", "-9", "WITHVALUES")), 18)
         self.assertEqual(c.call("HRANDFIELD", "h", str(-2**62), "WITHVALUES"),
                          Err("ERR value is out of range"))
+        if not self.srv.is_redis:  # cudis bounds a reply it would build in memory
+            self.assertEqual(c.call("HRANDFIELD", "h", str(-2**40)),
+                             Err("ERR value is out of range"))
 
     def test_hscan(self):
         c = self.c
