@@ -511,7 +511,7 @@ void cmd_hrandfield(conn *c, int argc, char **argv, uint32_t *lens)
  * encodings; COUNT is a hint): fields with their values, or alone. The
  * options' error (Redis reads them once the key is found) is p->b, the
  * MATCH pattern p->aux. */
-void coll_scan_reply(conn *c, pend *p, const uint8_t *h, uint32_t n, bool values)
+static void coll_scan_reply(conn *c, pend *p, const uint8_t *h, uint32_t n, bool values)
 {
     if (h == NULL) {
         sbuf_add(&c->out, "*2\r\n$1\r\n0\r\n*0\r\n", 15);
@@ -545,19 +545,19 @@ void coll_scan_reply(conn *c, pend *p, const uint8_t *h, uint32_t n, bool values
     sbuf_free(&items);
 }
 
-static void rp_hscan(conn *c, pend *p, const cudis_batch *b)
+static void rp_scan(conn *c, pend *p, const cudis_batch *b)
 {
     const uint8_t *h;
     uint32_t n;
     if (coll_whole(c, p, b, &h, &n)) {
-        coll_scan_reply(c, p, h, n, true);
+        coll_scan_reply(c, p, h, n, p->a != 0);
     }
 }
 
 /* SCAN-family arguments after the cursor: MATCH pattern (NULL: all) and
  * COUNT, checked as Redis does. Returns NULL, or the error to reply. */
-const char *coll_scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
-                           uint32_t *plen, long long *count)
+static const char *coll_scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
+                                  uint32_t *plen, long long *count)
 {
     *pat = NULL;
     *plen = 0;
@@ -584,7 +584,7 @@ const char *coll_scan_args(int argc, char **argv, uint32_t *lens, int from, cons
 }
 
 /* A SCAN cursor: an unsigned decimal that fits 64 bits. */
-bool coll_scan_cursor(const char *s, uint32_t len)
+static bool coll_scan_cursor(const char *s, uint32_t len)
 {
     if (len == 0 || len > 20) {
         return false;
@@ -603,7 +603,7 @@ bool coll_scan_cursor(const char *s, uint32_t len)
     return true;
 }
 
-void cmd_hscan(conn *c, int argc, char **argv, uint32_t *lens)
+void coll_scan_cmd(conn *c, int argc, char **argv, uint32_t *lens, uint8_t type)
 {
     if (!coll_scan_cursor(argv[2], lens[2])) {
         conn_error(c, "ERR invalid cursor");
@@ -613,10 +613,19 @@ void cmd_hscan(conn *c, int argc, char **argv, uint32_t *lens)
     uint32_t plen;
     long long count;
     const char *err = coll_scan_args(argc, argv, lens, 3, &pat, &plen, &count);
-    (void)count; /* a hint: the whole hash comes in one reply */
-    pend *p = whole_op(c, argv, lens, rp_hscan);
+    (void)count; /* a hint: the whole collection comes in one reply */
+    batcher *b = &c->lp->b;
+    uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    b->ops[i].type = type;
+    pend *p = batch_add_pend(b, c, rp_scan, i, 1);
+    p->a = type == CUDIS_TYPE_HASH; /* fields with their values */
     p->b = (int64_t)(intptr_t)err;
     if (pat != NULL && !(plen == 1 && pat[0] == '*')) {
         coll_aux_bytes(p, pat, plen);
     }
+}
+
+void cmd_hscan(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    coll_scan_cmd(c, argc, argv, lens, CUDIS_TYPE_HASH);
 }

@@ -299,30 +299,9 @@ void cmd_srandmember(conn *c, int argc, char **argv, uint32_t *lens)
     p->b = how;
 }
 
-static void rp_sscan(conn *c, pend *p, const cudis_batch *b)
-{
-    const uint8_t *h;
-    uint32_t n;
-    if (coll_whole(c, p, b, &h, &n)) {
-        coll_scan_reply(c, p, h, n, false);
-    }
-}
-
 void cmd_sscan(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    if (!coll_scan_cursor(argv[2], lens[2])) {
-        conn_error(c, "ERR invalid cursor");
-        return;
-    }
-    const char *pat;
-    uint32_t plen;
-    long long count;
-    const char *err = coll_scan_args(argc, argv, lens, 3, &pat, &plen, &count);
-    pend *p = set_op(c, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, false, rp_sscan);
-    p->b = (int64_t)(intptr_t)err;
-    if (pat != NULL && !(plen == 1 && pat[0] == '*')) {
-        coll_aux_bytes(p, pat, plen);
-    }
+    coll_scan_cmd(c, argc, argv, lens, CUDIS_TYPE_SET);
 }
 
 /* ------------------------------------------------------------------------

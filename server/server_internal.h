@@ -339,13 +339,10 @@ uint64_t coll_rand64(void); /* per-thread generator */
  * reply is built in memory (Redis's would grow until the process died),
  * so a larger one is "ERR value is out of range". */
 #define COLL_MAX_REPEAT (1LL << 24)
-/* A SCAN cursor's syntax; the MATCH/COUNT options after it (NULL, or the
- * error to reply: Redis reads them once the key is found). */
-bool coll_scan_cursor(const char *s, uint32_t len);
-const char *coll_scan_args(int argc, char **argv, uint32_t *lens, int from, const char **pat,
-                           uint32_t *plen, long long *count);
-/* HSCAN/SSCAN's reply: the whole collection (h NULL: missing), cursor 0. */
-void coll_scan_reply(conn *c, pend *p, const uint8_t *h, uint32_t n, bool values);
+/* HSCAN / SSCAN key cursor [MATCH p] [COUNT n] of a collection of `type`:
+ * the whole collection in one reply, cursor 0; the options' errors once
+ * the key is found, as Redis. */
+void coll_scan_cmd(conn *c, int argc, char **argv, uint32_t *lens, uint8_t type);
 /* Iterate the entries of an encoded collection (h may be NULL). */
 #define COLL_FOREACH(h, n, at, e)                                                                  \
     for (uint32_t at = CUDIS_HASH_HDR;                                                             \

@@ -16,12 +16,12 @@ import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_raw  # noqa: E402
 import e2e_server  # noqa: E402
+from e2e_raw import WRONGTYPE, Base, BesideRedis  # noqa: E402,F401
 from test_tracking import Conn, Err  # noqa: E402
 
 BIN = None
-REDIS = "/usr/bin/redis-server"
-WRONGTYPE = Err("WRONGTYPE Operation against a key holding the wrong kind of value")
 
 
 def sscan_all(c, key, *opts):
@@ -37,16 +37,6 @@ def sscan_all(c, key, *opts):
         if cur == b"0":
             return sorted(set(seen))
     raise AssertionError("SSCAN did not end")
-
-
-class Base(unittest.TestCase):
-    def setUp(self):
-        self.srv = e2e_server.Server(BIN)
-        self.c = Conn(self.srv.port)
-
-    def tearDown(self):
-        self.c.close()
-        self.assertEqual(self.srv.stop(), 0, "server did not exit 0 on SIGTERM")
 
 
 class Sets(Base):
@@ -249,17 +239,7 @@ class Sets(Base):
         self.assertEqual(got, [2, 1])
 
 
-@unittest.skipUnless(os.path.exists(REDIS), "redis-server not installed")
-class BesideRedis(Base):
-    def setUp(self):
-        super().setUp()
-        self.ref = e2e_server.Server(REDIS)
-        self.rc = Conn(self.ref.port)
-
-    def tearDown(self):
-        self.rc.close()
-        self.assertEqual(self.ref.stop(), 0)
-        super().tearDown()
+class VsRedis(BesideRedis):
 
     def test_dump_both_ways(self):
         shapes = {
@@ -320,4 +300,4 @@ class BesideRedis(Base):
 
 
 if __name__ == "__main__":
-    e2e_server.main(sys.modules[__name__])
+    e2e_server.main(sys.modules[__name__], e2e_raw)
