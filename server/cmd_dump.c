@@ -325,14 +325,17 @@ uint8_t *rdb_get_string(rd *r, uint32_t *len)
     return s;
 }
 
-static bool restoring_list; /* RESTORE of a list: elements may repeat (one loop's thread) */
+/* What a collection being restored is: fields with values, members, or
+ * elements (which alone may repeat). */
+enum { RD_HASH, RD_SET, RD_LIST };
 
 /* A collection being restored: the encoded value (cudis_hash.h) in o.
  * False on a field (member) given twice. */
-static bool hash_add(sbuf *o, const uint8_t *f, uint32_t flen, const uint8_t *v, uint32_t vlen)
+static bool hash_add(sbuf *o, int what, const uint8_t *f, uint32_t flen, const uint8_t *v,
+                     uint32_t vlen)
 {
     cudis_hentry e;
-    if (!restoring_list && cudis_hash_find((const uint8_t *)o->p, (uint32_t)o->len, f, flen, &e)) {
+    if (what != RD_LIST && cudis_hash_find((const uint8_t *)o->p, (uint32_t)o->len, f, flen, &e)) {
         return false;
     }
     uint8_t lb[5];
@@ -347,10 +350,11 @@ static bool hash_add(sbuf *o, const uint8_t *f, uint32_t flen, const uint8_t *v,
     return true;
 }
 
-/* RDB_TYPE_HASH: a length, then field and value strings; RDB_TYPE_SET
- * (set): member strings alone. */
-static bool get_hash(rd *r, sbuf *o, bool set)
+/* RDB_TYPE_HASH: a length, then field and value strings; RDB_TYPE_SET,
+ * RDB_TYPE_LIST: member (element) strings alone. */
+static bool get_hash(rd *r, sbuf *o, int what)
 {
+    bool set = what != RD_HASH;
     uint64_t n;
     int enc;
     if (!get_len(r, &n, &enc) || enc >= 0 || n == 0) {
@@ -360,7 +364,7 @@ static bool get_hash(rd *r, sbuf *o, bool set)
         uint32_t fl, vl = 0;
         uint8_t *f = rdb_get_string(r, &fl);
         uint8_t *v = f == NULL ? NULL : set ? xmalloc(1) : rdb_get_string(r, &vl);
-        bool ok = v != NULL && hash_add(o, f, fl, v, vl);
+        bool ok = v != NULL && hash_add(o, what, f, fl, v, vl);
         free(f);
         free(v);
         if (!ok) {
@@ -455,7 +459,7 @@ static bool get_intset(rd *r, sbuf *o)
         int64_t x = enc == 2 ? (int16_t)u : enc == 4 ? (int32_t)u : (int64_t)u;
         char num[24];
         int l = snprintf(num, sizeof(num), "%lld", (long long)x);
-        ok = hash_add(o, (const uint8_t *)num, (uint32_t)l, (const uint8_t *)"", 0);
+        ok = hash_add(o, RD_SET, (const uint8_t *)num, (uint32_t)l, (const uint8_t *)"", 0);
     }
     free(is);
     return ok;
@@ -463,8 +467,9 @@ static bool get_intset(rd *r, sbuf *o)
 
 /* RDB_TYPE_HASH_LISTPACK: one string holding a listpack of field, value,
  * field, value...; RDB_TYPE_SET_LISTPACK (set, Redis 7.2): of members. */
-static bool get_hash_listpack(rd *r, sbuf *o, bool set)
+static bool get_hash_listpack(rd *r, sbuf *o, int what)
 {
+    bool set = what != RD_HASH;
     uint32_t n;
     uint8_t *lp = rdb_get_string(r, &n);
     bool ok = lp != NULL && n >= 7 && lp[n - 1] == 0xff &&
@@ -485,7 +490,7 @@ static bool get_hash_listpack(rd *r, sbuf *o, bool set)
                 s[i] = (const uint8_t *)num[i];
             }
         }
-        ok = ok && hash_add(o, s[0], l[0], s[1], l[1]);
+        ok = ok && hash_add(o, what, s[0], l[0], s[1], l[1]);
         k++;
     }
     free(lp);
@@ -509,12 +514,12 @@ static bool get_quicklist(rd *r, sbuf *o)
         if (container == 1) {
             uint32_t n;
             uint8_t *v = rdb_get_string(r, &n);
-            bool ok = v != NULL && hash_add(o, v, n, (const uint8_t *)"", 0);
+            bool ok = v != NULL && hash_add(o, RD_LIST, v, n, (const uint8_t *)"", 0);
             free(v);
             if (!ok) {
                 return false;
             }
-        } else if (container != 2 || !get_hash_listpack(r, o, true)) {
+        } else if (container != 2 || !get_hash_listpack(r, o, RD_LIST)) {
             return false;
         }
     }
@@ -606,21 +611,19 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
         switch (pl[0]) {
         case RDB_TYPE_HASH:
             type = CUDIS_TYPE_HASH;
-            ok = get_hash(&r, &h, false);
+            ok = get_hash(&r, &h, RD_HASH);
             break;
         case RDB_TYPE_HASH_LISTPACK:
             type = CUDIS_TYPE_HASH;
-            ok = get_hash_listpack(&r, &h, false);
+            ok = get_hash_listpack(&r, &h, RD_HASH);
             break;
-        case RDB_TYPE_SET: ok = get_hash(&r, &h, true); break;
+        case RDB_TYPE_SET: ok = get_hash(&r, &h, RD_SET); break;
         case RDB_TYPE_SET_INTSET: ok = get_intset(&r, &h); break;
-        case RDB_TYPE_SET_LISTPACK: ok = get_hash_listpack(&r, &h, true); break;
+        case RDB_TYPE_SET_LISTPACK: ok = get_hash_listpack(&r, &h, RD_SET); break;
         case RDB_TYPE_LIST:
         case RDB_TYPE_LIST_QUICKLIST_2:
             type = CUDIS_TYPE_LIST;
-            restoring_list = true;
-            ok = pl[0] == RDB_TYPE_LIST ? get_hash(&r, &h, true) : get_quicklist(&r, &h);
-            restoring_list = false;
+            ok = pl[0] == RDB_TYPE_LIST ? get_hash(&r, &h, RD_LIST) : get_quicklist(&r, &h);
             break;
         default: break;
         }
