@@ -93,7 +93,7 @@ const uint8_t *coll_aux_get(const pend *p, uint32_t *len)
  * HSET HSETNX HMSET HDEL HINCRBY
  * ---------------------------------------------------------------------- */
 
-static void rp_num(conn *c, pend *p, const cudis_batch *b)
+void coll_rp_num(conn *c, pend *p, const cudis_batch *b)
 {
     const cudis_result *r = RES(b, p, 0);
     if (!res_failed(c, r)) {
@@ -122,7 +122,7 @@ static void hset_generic(conn *c, int argc, char **argv, uint32_t *lens, reply_f
 
 void cmd_hset(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    hset_generic(c, argc, argv, lens, rp_num);
+    hset_generic(c, argc, argv, lens, coll_rp_num);
 }
 
 void cmd_hmset(conn *c, int argc, char **argv, uint32_t *lens)
@@ -134,7 +134,7 @@ void cmd_hsetnx(conn *c, int argc, char **argv, uint32_t *lens)
 {
     sbuf e = {0};
     coll_edits(&e, argc, argv, lens, 2, true);
-    hash_op(c, CUDIS_OP_HSET, CUDIS_F_NX, argv, lens, e.p, (uint32_t)e.len, 0, true, rp_num);
+    hash_op(c, CUDIS_OP_HSET, CUDIS_F_NX, argv, lens, e.p, (uint32_t)e.len, 0, true, coll_rp_num);
     sbuf_free(&e);
 }
 
@@ -142,7 +142,7 @@ void cmd_hdel(conn *c, int argc, char **argv, uint32_t *lens)
 {
     sbuf e = {0};
     coll_edits(&e, argc, argv, lens, 2, false);
-    hash_op(c, CUDIS_OP_HDEL, 0, argv, lens, e.p, (uint32_t)e.len, 0, true, rp_num);
+    hash_op(c, CUDIS_OP_HDEL, 0, argv, lens, e.p, (uint32_t)e.len, 0, true, coll_rp_num);
     sbuf_free(&e);
 }
 
@@ -255,7 +255,7 @@ void cmd_hget(conn *c, int argc, char **argv, uint32_t *lens)
 void cmd_hexists(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
-    hash_op(c, CUDIS_OP_HGET, 0, argv, lens, argv[2], lens[2], 0, false, rp_num);
+    hash_op(c, CUDIS_OP_HGET, 0, argv, lens, argv[2], lens[2], 0, false, coll_rp_num);
 }
 
 void cmd_hstrlen(conn *c, int argc, char **argv, uint32_t *lens)
@@ -267,7 +267,7 @@ void cmd_hstrlen(conn *c, int argc, char **argv, uint32_t *lens)
 void cmd_hlen(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
-    hash_op(c, CUDIS_OP_HLEN, 0, argv, lens, NULL, 0, 0, false, rp_num);
+    hash_op(c, CUDIS_OP_HLEN, 0, argv, lens, NULL, 0, 0, false, coll_rp_num);
 }
 
 /* ------------------------------------------------------------------------

@@ -76,16 +76,6 @@ static long long norm_index(long long i, uint32_t n)
  * LPUSH RPUSH LPUSHX RPUSHX LLEN
  * ---------------------------------------------------------------------- */
 
-static void rp_num(conn *c, pend *p, const cudis_batch *b)
-{
-    const cudis_result *r = RES(b, p, 0);
-    if (r->status != CUDIS_OK) {
-        reply_engine_error(c, r->status);
-    } else {
-        resp_int(&c->out, r->num);
-    }
-}
-
 static void push_generic(conn *c, int argc, char **argv, uint32_t *lens, bool right, bool xx)
 {
     sbuf e = {0};
@@ -101,7 +91,7 @@ static void push_generic(conn *c, int argc, char **argv, uint32_t *lens, bool ri
     batcher *b = &c->lp->b;
     uint16_t f = (uint16_t)((right ? CUDIS_F_RIGHT : 0) | (xx ? CUDIS_F_XX : 0));
     uint32_t i = list_op(b, CUDIS_OP_LPUSH, f, argv[1], lens[1], e.p, (uint32_t)e.len, 0, true);
-    batch_add_pend(b, c, rp_num, i, 1);
+    batch_add_pend(b, c, coll_rp_num, i, 1);
     sbuf_free(&e);
 }
 
@@ -130,7 +120,7 @@ void cmd_llen(conn *c, int argc, char **argv, uint32_t *lens)
     (void)argc;
     batcher *b = &c->lp->b;
     uint32_t i = list_op(b, CUDIS_OP_HLEN, 0, argv[1], lens[1], NULL, 0, 0, false);
-    batch_add_pend(b, c, rp_num, i, 1);
+    batch_add_pend(b, c, coll_rp_num, i, 1);
 }
 
 /* ------------------------------------------------------------------------

@@ -39,16 +39,6 @@ static void member_edits(sbuf *e, int argc, char **argv, uint32_t *lens, int fro
     }
 }
 
-static void rp_num(conn *c, pend *p, const cudis_batch *b)
-{
-    const cudis_result *r = RES(b, p, 0);
-    if (r->status != CUDIS_OK) {
-        reply_engine_error(c, r->status);
-    } else {
-        resp_int(&c->out, r->num);
-    }
-}
-
 bool set_is_intset(const uint8_t *h, uint32_t n)
 {
     if (cudis_hash_count(h, n) > (uint64_t)srv.cfg.set_max_intset_entries) {
@@ -74,7 +64,7 @@ void cmd_sadd(conn *c, int argc, char **argv, uint32_t *lens)
     sbuf e = {0};
     member_edits(&e, argc, argv, lens, 2);
     /* NX: a member there is left as it is (no write, no event) */
-    set_op(c, CUDIS_OP_HSET, CUDIS_F_NX, argv[1], lens[1], e.p, (uint32_t)e.len, true, rp_num);
+    set_op(c, CUDIS_OP_HSET, CUDIS_F_NX, argv[1], lens[1], e.p, (uint32_t)e.len, true, coll_rp_num);
     sbuf_free(&e);
 }
 
@@ -82,20 +72,20 @@ void cmd_srem(conn *c, int argc, char **argv, uint32_t *lens)
 {
     sbuf e = {0};
     coll_edits(&e, argc, argv, lens, 2, false);
-    set_op(c, CUDIS_OP_HDEL, 0, argv[1], lens[1], e.p, (uint32_t)e.len, true, rp_num);
+    set_op(c, CUDIS_OP_HDEL, 0, argv[1], lens[1], e.p, (uint32_t)e.len, true, coll_rp_num);
     sbuf_free(&e);
 }
 
 void cmd_scard(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
-    set_op(c, CUDIS_OP_HLEN, 0, argv[1], lens[1], NULL, 0, false, rp_num);
+    set_op(c, CUDIS_OP_HLEN, 0, argv[1], lens[1], NULL, 0, false, coll_rp_num);
 }
 
 void cmd_sismember(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
-    set_op(c, CUDIS_OP_HGET, 0, argv[1], lens[1], argv[2], lens[2], false, rp_num);
+    set_op(c, CUDIS_OP_HGET, 0, argv[1], lens[1], argv[2], lens[2], false, coll_rp_num);
 }
 
 /* ------------------------------------------------------------------------

@@ -335,6 +335,8 @@ bool coll_whole(conn *c, pend *p, const cudis_batch *b, const uint8_t **h, uint3
 void coll_aux_bytes(pend *p, const void *data, uint32_t len);
 const uint8_t *coll_aux_get(const pend *p, uint32_t *len);
 uint64_t coll_rand64(void); /* per-thread generator */
+/* Reply function: the op's res.num as an integer, or its error. */
+void coll_rp_num(conn *c, pend *p, const cudis_batch *b);
 /* The most picks a negative HRANDFIELD/SRANDMEMBER count may ask for: the
  * reply is built in memory (Redis's would grow until the process died),
  * so a larger one is "ERR value is out of range". */
