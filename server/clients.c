@@ -193,8 +193,35 @@ void clients_resume(loop *lp)
 }
 
 /* ------------------------------------------------------------------------
- * Blocked clients (WAIT)
+ * Blocked clients (WAIT; on keys: blocking.c)
  * ---------------------------------------------------------------------- */
+
+static void timer_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    loop *lp = arg;
+    lp->blk_ev_at = 0;
+    clients_unblock_due(lp, cudis_now_ms()); /* re-arms for the next */
+}
+
+/* Arm lp's timer for deadline_ms when it is earlier than the one armed. */
+static void arm_timer(loop *lp, int64_t deadline_ms)
+{
+    if (deadline_ms == INT64_MAX || (lp->blk_ev_at != 0 && lp->blk_ev_at <= deadline_ms)) {
+        return;
+    }
+    if (lp->blk_ev == NULL) {
+        lp->blk_ev = evtimer_new(lp->base, timer_cb, lp);
+    }
+    int64_t ms = deadline_ms - cudis_now_ms();
+    if (ms < 0) {
+        ms = 0;
+    }
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000) * 1000};
+    evtimer_add(lp->blk_ev, &tv);
+    lp->blk_ev_at = deadline_ms;
+}
 
 void clients_block(conn *c, int64_t deadline_ms)
 {
@@ -203,6 +230,7 @@ void clients_block(conn *c, int64_t deadline_ms)
     STAT_SET(c->lp->nblocked, c->lp->nblocked + 1);
     if (deadline_ms != INT64_MAX) {
         STAT_SET(c->lp->nblocked_timed, c->lp->nblocked_timed + 1);
+        arm_timer(c->lp, deadline_ms);
     }
 }
 
@@ -214,21 +242,37 @@ void clients_block_gone(conn *c)
     }
 }
 
-static void unblock(conn *c, bool error)
+void clients_unblock_now(conn *c)
 {
     atomic_fetch_and(&c->flags, ~(uint32_t)(CONN_BLOCKED | CONN_UNBLOCK | CONN_UNBLOCK_ERR));
     clients_block_gone(c);
+    blocking_forget(c);
+}
+
+/* End c's block with its answer; false (nothing done) while another
+ * loop's try holds it: that try answers. */
+static bool unblock(conn *c, bool error)
+{
+    bool on_keys = c->blk != NULL;
+    bool null_array = on_keys && c->blk->null_array;
+    if (on_keys && !blocking_end(c, false)) {
+        return false;
+    }
+    clients_unblock_now(c);
     if (c->flags & CONN_CLOSING) {
-        return;
+        return true;
     }
     size_t before = c->out.len;
     if (error) {
         conn_error(c, "UNBLOCKED client unblocked via CLIENT UNBLOCK");
+    } else if (on_keys) {
+        blocking_timeout_reply(c, null_array);
     } else {
         resp_int(&c->out, 0); /* no replica acknowledged */
     }
     reply_in_order(c, before);
     conn_unblocked(c);
+    return true;
 }
 
 void clients_unblock_due(loop *lp, int64_t now_ms)
@@ -236,15 +280,21 @@ void clients_unblock_due(loop *lp, int64_t now_ms)
     if (STAT_GET(lp->nblocked) == 0) {
         return;
     }
+    int64_t next = INT64_MAX;
     for (conn *c = lp->clients; c != NULL; c = c->next) {
         uint32_t f = atomic_load(&c->flags);
         if (!(f & CONN_BLOCKED)) {
             continue;
         }
         if ((f & CONN_UNBLOCK) || now_ms >= c->block_until || (f & CONN_CLOSING)) {
-            unblock(c, (f & CONN_UNBLOCK_ERR) != 0);
+            if (!unblock(c, (f & CONN_UNBLOCK_ERR) != 0)) {
+                next = now_ms + 1; /* a try holds it: look again soon */
+            }
+        } else if (c->block_until < next) {
+            next = c->block_until;
         }
     }
+    arm_timer(lp, next);
 }
 
 int clients_unblock(conn *self, uint64_t id, bool error)

@@ -309,6 +309,7 @@ H(cmd_swapdb)
     if (a != b) {
         uint8_t x = db_phys((int)a), y = db_phys((int)b);
         watch_swapdb(c, x, y);
+        blocking_swapdb(c->lp, x, y);
         atomic_store(&srv.db_map[a], y);
         atomic_store(&srv.db_map[b], x);
     }
@@ -887,6 +888,9 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     if (f & CMD_ALLOW_BUSY) {
         names[n++] = "allow_busy";
     }
+    if (f & CMD_BLOCKING) {
+        names[n++] = "blocking";
+    }
     resp_set(o, n, proto);
     for (int i = 0; i < n; i++) {
         resp_status(o, names[i]);
@@ -895,11 +899,13 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
 
 static void acl_reply(sbuf *o, const command *cmd, int proto)
 {
-    const char *cats[6];
+    const char *cats[8];
     int n = 0;
     const char *g = cmd->group;
     if (!strcmp(g, "string")) {
         cats[n++] = "@string";
+    } else if (!strcmp(g, "list") || !strcmp(g, "hash") || !strcmp(g, "set")) {
+        cats[n++] = !strcmp(g, "list") ? "@list" : !strcmp(g, "hash") ? "@hash" : "@set";
     } else if (!strcmp(g, "generic")) {
         cats[n++] = "@keyspace";
     } else if (!strcmp(g, "connection")) {
@@ -914,6 +920,9 @@ static void acl_reply(sbuf *o, const command *cmd, int proto)
     if (cmd->flags & CMD_ADMIN) {
         cats[n++] = "@admin";
         cats[n++] = "@dangerous";
+    }
+    if (cmd->flags & CMD_BLOCKING) {
+        cats[n++] = "@blocking";
     }
     resp_set(o, n, proto);
     for (int i = 0; i < n; i++) {

@@ -1,17 +1,21 @@
 /*
- * cmd_list.c - the list commands (not the blocking ones). A list is one
+ * cmd_list.c - the list commands. A list is one
  * engine item of type CUDIS_TYPE_LIST in the collections' encoding
  * (common/cudis_hash.h: the elements are fields without values, head
  * first), so LPUSH/RPUSH(X) and LPOP/RPOP are one engine op each (the
  * store splices the value), LLEN is the count op; LRANGE, LINDEX and LPOS
  * read the whole list; LSET, LINSERT, LREM, LTRIM, LMOVE, RPOPLPUSH and
- * LMPOP read, then write, alone between batches. Replies and errors follow
- * Redis 7.0.
+ * LMPOP read, then write, alone between batches. The blocking forms
+ * (BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH) try the same, key by key, and
+ * else wait in blocking.c's queues, which try them again when a key is
+ * written. Replies and errors follow Redis 7.0.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudis_time.h"
 #include "server_internal.h"
 
 #define RES(b, p, k) (&(b)->res[(p)->op0 + (k)])
@@ -628,12 +632,11 @@ static void notify_pop(conn *c, const char *key, uint32_t klen, bool right, bool
     }
 }
 
-/* Pop up to count from key's end, alone; the popped entries (in list
- * order) appended to out; their number, or -1 on an error (replied).
- * *gone (NULL: notify at once) says whether the key went, for the
- * caller's notify_pop. */
-static long long pop_alone(conn *c, const char *key, uint32_t klen, bool right, long long count,
-                           sbuf *out, bool *gone)
+/* Pop up to count from key's end, alone and quietly: the engine status;
+ * the popped entries (in list order) appended to out, their number in *n,
+ * whether the key went in *gone (for the caller's notify_pop). */
+static int pop_quiet(conn *c, const char *key, uint32_t klen, bool right, long long count,
+                     sbuf *out, long long *n, bool *gone)
 {
     batcher *b = &c->lp->b;
     uint8_t ev = b->ev;
@@ -646,70 +649,88 @@ static long long pop_alone(conn *c, const char *key, uint32_t klen, bool right, 
         sbuf_add(out, b->out + r.val_off, r.val_len);
     }
     batch_reset(b);
-    if (r.status != CUDIS_OK) {
-        reply_engine_error(c, r.status);
-        return -1;
-    }
-    if (gone != NULL) {
-        *gone = r.flags & CUDIS_R_GONE;
-    } else if (r.num > 0) {
-        notify_pop(c, key, klen, right, r.flags & CUDIS_R_GONE);
-    }
-    return r.num;
+    *n = r.status == CUDIS_OK ? (long long)r.num : 0;
+    *gone = r.status == CUDIS_OK && (r.flags & CUDIS_R_GONE);
+    return r.status;
 }
 
-/* The type check LMOVE makes of both keys first: 1 src is a list, 0 src
- * missing, -1 an error replied. */
-static int check_lists(conn *c, char **argv, uint32_t *lens)
+/* pop_quiet that replies an error (-1) and notifies at once when gone is
+ * NULL. */
+static long long pop_alone(conn *c, const char *key, uint32_t klen, bool right, long long count,
+                           sbuf *out, bool *gone)
 {
-    batcher *b = &c->lp->b;
-    list_op(b, CUDIS_OP_HLEN, 0, argv[1], lens[1], NULL, 0, 0, false);
-    list_op(b, CUDIS_OP_HLEN, 0, argv[2], lens[2], NULL, 0, 0, false);
-    run_alone(c);
-    cudis_result s = b->res[0], d = b->res[1];
-    batch_reset(b);
-    if (s.status == CUDIS_OK && !(s.flags & CUDIS_R_FOUND)) {
-        return 0;
-    }
-    int st = s.status != CUDIS_OK ? s.status : d.status;
+    long long n;
+    bool went;
+    int st = pop_quiet(c, key, klen, right, count, out, &n, &went);
     if (st != CUDIS_OK) {
         reply_engine_error(c, st);
         return -1;
     }
-    return 1;
+    if (gone != NULL) {
+        *gone = went;
+    } else if (n > 0) {
+        notify_pop(c, key, klen, right, went);
+    }
+    return n;
 }
 
-static void lmove_generic(conn *c, char **argv, uint32_t *lens, bool from_right, bool to_right)
+/* The type check LMOVE makes of both keys first: the engine status of the
+ * source (CUDIS_OK with *src_found), else of the destination. */
+static int check_lists(conn *c, const char *src, uint32_t slen, const char *dst, uint32_t dlen,
+                       bool *src_found)
 {
-    int ok = check_lists(c, argv, lens);
-    if (ok == 0) {
-        resp_null(&c->out, c->proto);
-        return;
+    batcher *b = &c->lp->b;
+    list_op(b, CUDIS_OP_HLEN, 0, src, slen, NULL, 0, 0, false);
+    list_op(b, CUDIS_OP_HLEN, 0, dst, dlen, NULL, 0, 0, false);
+    run_alone(c);
+    cudis_result s = b->res[0], d = b->res[1];
+    batch_reset(b);
+    *src_found = s.status == CUDIS_OK && (s.flags & CUDIS_R_FOUND);
+    if (s.status == CUDIS_OK && !*src_found) {
+        return CUDIS_OK;
     }
-    if (ok < 0) {
-        return;
+    return s.status != CUDIS_OK ? s.status : d.status;
+}
+
+/* LMOVE of src's end to dst's: BLK_EMPTY (src missing, nothing replied),
+ * BLK_WRONGTYPE (src is no list, nothing replied), else BLK_SERVED with
+ * the reply (the element, or an error such as dst's WRONGTYPE). */
+static int lmove_try(conn *c, const char *src, uint32_t slen, const char *dst, uint32_t dlen,
+                     bool from_right, bool to_right)
+{
+    bool found;
+    int st = check_lists(c, src, slen, dst, dlen, &found);
+    if (st == CUDIS_OK && !found) {
+        return BLK_EMPTY;
+    }
+    if (st != CUDIS_OK) {
+        if (st == CUDIS_E_WRONGTYPE && !found) {
+            return BLK_WRONGTYPE;
+        }
+        reply_engine_error(c, st);
+        return BLK_SERVED;
     }
     sbuf popped = {0};
     bool gone = false;
-    if (pop_alone(c, argv[1], lens[1], from_right, 1, &popped, &gone) < 0) {
+    if (pop_alone(c, src, slen, from_right, 1, &popped, &gone) < 0) {
         sbuf_free(&popped);
-        return;
+        return BLK_SERVED;
     }
     batcher *b = &c->lp->b;
     uint8_t ev = b->ev;
     b->ev = KEV_QUIET;
-    list_op(b, CUDIS_OP_LPUSH, to_right ? CUDIS_F_RIGHT : 0, argv[2], lens[2], popped.p,
+    list_op(b, CUDIS_OP_LPUSH, to_right ? CUDIS_F_RIGHT : 0, dst, dlen, popped.p,
             (uint32_t)popped.len, 0, true);
     b->ev = ev;
     run_alone(c);
-    int st = b->res[0].status;
+    st = b->res[0].status;
     batch_reset(b);
     if (st != CUDIS_OK) {
         reply_engine_error(c, st);
     } else {
         /* Redis's order: the push, then the pop */
-        keyspace_notify(c->lp, NOTIFY_LIST, to_right ? "rpush" : "lpush", b->db, argv[2], lens[2]);
-        notify_pop(c, argv[1], lens[1], from_right, gone);
+        keyspace_notify(c->lp, NOTIFY_LIST, to_right ? "rpush" : "lpush", b->db, dst, dlen);
+        notify_pop(c, src, slen, from_right, gone);
         cudis_hentry e;
         if (cudis_hentry_at((const uint8_t *)popped.p, (uint32_t)popped.len, true, &e)) {
             resp_bulk(&c->out, e.f, e.flen);
@@ -718,6 +739,17 @@ static void lmove_generic(conn *c, char **argv, uint32_t *lens, bool from_right,
         }
     }
     sbuf_free(&popped);
+    return BLK_SERVED;
+}
+
+static void lmove_generic(conn *c, char **argv, uint32_t *lens, bool from_right, bool to_right)
+{
+    int r = lmove_try(c, argv[1], lens[1], argv[2], lens[2], from_right, to_right);
+    if (r == BLK_EMPTY) {
+        resp_null(&c->out, c->proto);
+    } else if (r == BLK_WRONGTYPE) {
+        reply_engine_error(c, CUDIS_E_WRONGTYPE);
+    }
 }
 
 static bool side(const char *s, uint32_t len, bool *right)
@@ -749,30 +781,54 @@ void cmd_rpoplpush(conn *c, int argc, char **argv, uint32_t *lens)
     lmove_generic(c, argv, lens, true, false);
 }
 
-void cmd_lmpop(conn *c, int argc, char **argv, uint32_t *lens)
+/* LMPOP's numkeys, keys, LEFT|RIGHT [COUNT n] from argv[nk_at]: false
+ * with the error replied. */
+static bool mpop_args(conn *c, int argc, char **argv, uint32_t *lens, int nk_at, long long *numkeys,
+                      bool *right, long long *count)
 {
-    long long numkeys, count = 1;
-    if (!util_str2ll(argv[1], lens[1], &numkeys) || numkeys <= 0 || numkeys > INT_MAX) {
+    *count = 1;
+    if (!util_str2ll(argv[nk_at], lens[nk_at], numkeys) || *numkeys <= 0 || *numkeys > INT_MAX) {
         conn_error(c, "ERR numkeys should be greater than 0");
-        return;
+        return false;
     }
-    int at = 2 + (int)numkeys;
-    bool right;
-    if (at >= argc || !side(argv[at], lens[at], &right)) {
+    long long at = nk_at + 1 + *numkeys;
+    if (at >= argc || !side(argv[at], lens[at], right)) {
         conn_error(c, E_SYNTAX);
-        return;
+        return false;
     }
-    for (int j = at + 1; j < argc; j++) {
-        if (util_eq(argv[j], lens[j], "count") && j + 1 < argc && count == 1) {
-            if (!util_str2ll(argv[j + 1], lens[j + 1], &count) || count <= 0) {
+    bool counted = false;
+    for (int j = (int)at + 1; j < argc; j++) {
+        if (util_eq(argv[j], lens[j], "count") && j + 1 < argc && !counted) {
+            if (!util_str2ll(argv[j + 1], lens[j + 1], count) || *count <= 0) {
                 conn_error(c, "ERR count should be greater than 0");
-                return;
+                return false;
             }
+            counted = true;
             j++;
         } else {
             conn_error(c, E_SYNTAX);
-            return;
+            return false;
         }
+    }
+    return true;
+}
+
+/* What LMPOP (and BLPOP, BLMPOP) answer for a pop from key: [key, elems]
+ * (as_array) or [key, elem]. */
+static void reply_keyed_pop(conn *c, const char *key, uint32_t klen, const sbuf *popped, bool right,
+                            bool as_array)
+{
+    resp_array(&c->out, 2);
+    resp_bulk(&c->out, key, klen);
+    reply_popped(c, (const uint8_t *)popped->p, (uint32_t)popped->len, right, as_array);
+}
+
+void cmd_lmpop(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    long long numkeys, count;
+    bool right;
+    if (!mpop_args(c, argc, argv, lens, 1, &numkeys, &right, &count)) {
+        return;
     }
     for (int k = 0; k < numkeys; k++) {
         sbuf popped = {0};
@@ -782,13 +838,166 @@ void cmd_lmpop(conn *c, int argc, char **argv, uint32_t *lens)
             return;
         }
         if (n > 0) {
-            resp_array(&c->out, 2);
-            resp_bulk(&c->out, argv[2 + k], lens[2 + k]);
-            reply_popped(c, (const uint8_t *)popped.p, (uint32_t)popped.len, right, true);
+            reply_keyed_pop(c, argv[2 + k], lens[2 + k], &popped, right, true);
             sbuf_free(&popped);
             return;
         }
         sbuf_free(&popped);
     }
     resp_null_array(&c->out, c->proto);
+}
+
+/* ------------------------------------------------------------------------
+ * BLPOP BRPOP BLMPOP BLMOVE BRPOPLPUSH (blocking.c keeps the waiters)
+ * ---------------------------------------------------------------------- */
+
+/* A pop from key for a blocked (or blocking) BLPOP, BRPOP or BLMPOP. */
+static int serve_pop(conn *c, const blk_state *s, const char *key, uint32_t klen)
+{
+    sbuf popped = {0};
+    long long n;
+    bool gone;
+    int st = pop_quiet(c, key, klen, s->right, s->count, &popped, &n, &gone);
+    int r = BLK_SERVED;
+    if (st == CUDIS_E_WRONGTYPE) {
+        r = BLK_WRONGTYPE;
+    } else if (st != CUDIS_OK) {
+        reply_engine_error(c, st); /* the engine failed: that is the answer */
+    } else if (n == 0) {
+        r = BLK_EMPTY;
+    } else {
+        notify_pop(c, key, klen, s->right, gone);
+        reply_keyed_pop(c, key, klen, &popped, s->right, s->mpop);
+    }
+    sbuf_free(&popped);
+    return r;
+}
+
+/* BLMOVE's move from key (its source) to the destination. */
+static int serve_move(conn *c, const blk_state *s, const char *key, uint32_t klen)
+{
+    return lmove_try(c, key, klen, s->argv[2], s->lens[2], s->right, s->to_right);
+}
+
+/* The blocking commands' timeout (seconds, a float, 0: none) as a
+ * deadline; false with Redis 7.0's error replied (it also calls a timeout
+ * too big for its milliseconds "negative"). */
+static bool blk_timeout(conn *c, const char *arg, uint32_t len, int64_t *deadline)
+{
+    long double t;
+    if (!util_str2ld(arg, len, &t)) {
+        conn_error(c, "ERR timeout is not a float or out of range");
+        return false;
+    }
+    t = ceill(t * 1000.0L);
+    if (!(t >= 0) || t >= 9.2e18L) {
+        conn_error(c, "ERR timeout is negative");
+        return false;
+    }
+    long long ms = (long long)t;
+    int64_t now = cudis_now_ms();
+    if (ms == 0) {
+        *deadline = INT64_MAX;
+    } else if (ms > INT64_MAX - 1 - now) {
+        conn_error(c, "ERR timeout is out of range");
+        return false;
+    } else {
+        *deadline = now + ms;
+    }
+    return true;
+}
+
+/* Try s on each key in order; block when all are empty (never inside EXEC
+ * or a script: there the timeout's answer comes at once). Takes s. */
+static void block_generic(conn *c, blk_state *s, int64_t deadline)
+{
+    for (int k = 0; k < s->nkeys; k++) {
+        const char *key = s->argv[s->first_key + k];
+        uint32_t klen = s->lens[s->first_key + k];
+        int r = s->serve(c, s, key, klen);
+        if (r == BLK_WRONGTYPE) {
+            reply_engine_error(c, CUDIS_E_WRONGTYPE);
+        }
+        if (r != BLK_EMPTY) {
+            free(s);
+            return;
+        }
+    }
+    if (c->in_exec || (c->flags & CONN_FAKE)) {
+        blocking_timeout_reply(c, s->null_array);
+        free(s);
+        return;
+    }
+    blocking_block(c, s, deadline);
+}
+
+static void bpop_generic(conn *c, int argc, char **argv, uint32_t *lens, bool right)
+{
+    int64_t deadline;
+    if (!blk_timeout(c, argv[argc - 1], lens[argc - 1], &deadline)) {
+        return;
+    }
+    blk_state *s = blocking_state(argc, argv, lens, 1, argc - 2);
+    s->serve = serve_pop;
+    s->null_array = true;
+    s->right = right;
+    s->count = 1;
+    block_generic(c, s, deadline);
+}
+
+void cmd_blpop(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    bpop_generic(c, argc, argv, lens, false);
+}
+
+void cmd_brpop(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    bpop_generic(c, argc, argv, lens, true);
+}
+
+void cmd_blmpop(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    long long numkeys, count;
+    bool right;
+    int64_t deadline;
+    if (!mpop_args(c, argc, argv, lens, 2, &numkeys, &right, &count) ||
+        !blk_timeout(c, argv[1], lens[1], &deadline)) {
+        return;
+    }
+    blk_state *s = blocking_state(argc, argv, lens, 3, (int)numkeys);
+    s->serve = serve_pop;
+    s->null_array = true;
+    s->right = right;
+    s->count = count;
+    s->mpop = true;
+    block_generic(c, s, deadline);
+}
+
+static void bmove_generic(conn *c, int argc, char **argv, uint32_t *lens, bool from, bool to)
+{
+    int64_t deadline;
+    if (!blk_timeout(c, argv[argc - 1], lens[argc - 1], &deadline)) {
+        return;
+    }
+    blk_state *s = blocking_state(argc, argv, lens, 1, 1);
+    s->serve = serve_move;
+    s->null_array = true; /* Redis 7.0 times a list block out with a null array */
+    s->right = from;
+    s->to_right = to;
+    block_generic(c, s, deadline);
+}
+
+void cmd_blmove(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    bool from, to;
+    if (!side(argv[3], lens[3], &from) || !side(argv[4], lens[4], &to)) {
+        conn_error(c, E_SYNTAX);
+        return;
+    }
+    bmove_generic(c, argc, argv, lens, from, to);
+}
+
+void cmd_brpoplpush(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    bmove_generic(c, argc, argv, lens, true, false);
 }

@@ -35,6 +35,7 @@ typedef struct command command;
 #define CMD_DRAIN 0x2000    /* drain the batch first: it changes how replies render */
 #define CMD_PUBSUB 0x4000   /* allowed in RESP2 subscribed mode (subscribe family, PING...) */
 #define CMD_ALLOW_BUSY 0x8000 /* runs while a script is busy (SCRIPT KILL, SHUTDOWN, MULTI...) */
+#define CMD_BLOCKING 0x10000  /* may block the client (BLPOP...) */
 
 typedef void (*cmd_fn)(conn *c, int argc, char **argv, uint32_t *lens);
 
@@ -217,6 +218,11 @@ struct command {
     X(cmd_lmove)                                                                                   \
     X(cmd_rpoplpush)                                                                               \
     X(cmd_lmpop)                                                                                   \
+    X(cmd_blpop)                                                                                   \
+    X(cmd_brpop)                                                                                   \
+    X(cmd_blmpop)                                                                                  \
+    X(cmd_blmove)                                                                                  \
+    X(cmd_brpoplpush)                                                                              \
     X(cmd_expire)                                                                                  \
     X(cmd_pexpire)                                                                                 \
     X(cmd_expireat)                                                                                \

@@ -57,6 +57,7 @@ void conn_free(conn *c)
     }
     if (atomic_load(&c->flags) & CONN_BLOCKED) {
         clients_block_gone(c);
+        (void)blocking_end(c, true); /* before it is freed: no queue holds it after */
     }
     multi_discard(c);      /* and its watched keys */
     tracking_conn_gone(c); /* before its queued messages go: none comes after */

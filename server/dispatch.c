@@ -262,6 +262,7 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
     if (cmd->flags & CMD_BATCH) {
         if (keys_conflict(&lp->b, cmd, argc, argv, lens)) {
             batch_flush(&lp->bf, srv.eng, SEAL_CONFLICT);
+            blocking_serve(lp); /* a key the flush wrote: its waiters first */
             /* the flush may have answered c's earlier commands (the batch in
              * flight): those replies are in order already, only what this
              * command writes may have to wait */
@@ -282,6 +283,7 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
      * for the replies before them. The rest only answer, in order. */
     if (cmd->flags & (CMD_EXCL | CMD_DRAIN)) {
         batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
+        blocking_serve(lp);
         before = c->out.len; /* as above */
     }
     uint64_t t0 = cudis_mono_ns();
@@ -307,6 +309,7 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
     if (outer) {
         lp->running = NULL;
         tracking_after_command(c);
+        blocking_serve(lp); /* what the command wrote (Redis: after each command) */
     }
     uint64_t usec = (cudis_mono_ns() - t0) / 1000;
     if (select) {

@@ -234,6 +234,9 @@ void keyspace_batch_done(batcher *b, const cudis_batch *cb)
         watch_touch_batch(cb);
     }
     loop *from = b->owner;
+    if (blocking_active()) {
+        blocking_touch_batch(from, cb);
+    }
     if (cb->ev != NULL && cb->ev->len > 0) {
         engine_events(from, cb->ev); /* before the ops': Redis expires and evicts first */
     }

@@ -94,6 +94,7 @@ static void loop_take_work(loop *lp)
     lp->npending_fds = 0;
     pthread_mutex_unlock(&lp->lock);
     pubsub_drain_inbox(lp);
+    blocking_take_done(lp); /* waiters another loop served */
     clients_resume(lp); /* CLIENT UNPAUSE wakes every loop */
     clients_unblock_due(lp, cudis_now_ms()); /* and CLIENT UNBLOCK this one */
     for (int i = 0; i < nf; i++) {
@@ -351,7 +352,22 @@ void loop_run(loop *lp)
             break;
         }
         loop_flush(lp, SEAL_IDLE);
+        /* waiters on keys the round wrote; those served read again, and
+         * what they send may serve others (bounded: the next round goes on) */
+        for (int i = 0; i < 16; i++) {
+            blocking_serve(lp);
+            if (!blocking_resume(lp)) {
+                break;
+            }
+            loop_flush(lp, SEAL_IDLE);
+        }
         loop_drain(lp);
+        if (atomic_load(&lp->blk_ready)) { /* a waiter freed by the drain headed a ready key */
+            blocking_serve(lp);
+            (void)blocking_resume(lp);
+            loop_flush(lp, SEAL_IDLE);
+            loop_drain(lp);
+        }
     }
 }
 
@@ -368,6 +384,9 @@ void loop_teardown(loop *lp)
 {
     event_free(lp->cron_ev);
     event_free(lp->notify_ev);
+    if (lp->blk_ev != NULL) {
+        event_free(lp->blk_ev);
+    }
     close(lp->notify_fd[0]);
     close(lp->notify_fd[1]);
     if (lp->done_ev != NULL) {

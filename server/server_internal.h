@@ -56,6 +56,7 @@ typedef struct pend pend;
     0x400 /* WAIT: no reply, input kept unrun, until its timeout or CLIENT UNBLOCK */
 #define CONN_UNBLOCK 0x800 /* CLIENT UNBLOCK from another loop (CONN_UNBLOCK_ERR: ERROR) */
 #define CONN_UNBLOCK_ERR 0x1000
+#define CONN_RESUME 0x2000 /* served while blocked on keys: reads again at the round's end */
 
 /* A transaction being queued (MULTI ... EXEC). */
 typedef struct multi_cmd {
@@ -78,6 +79,7 @@ typedef struct ps_chan ps_chan; /* pubsub.c */
 typedef struct ps_pat ps_pat;
 typedef struct ps_msg ps_msg;
 typedef struct trk_client trk_client; /* tracking.c */
+typedef struct blk_state blk_state;   /* blocking.c */
 typedef struct watched_key {
     watch_node *node;
     bool found;
@@ -128,6 +130,7 @@ struct conn {
     bool no_evict, no_touch; /* CLIENT NO-EVICT, CLIENT NO-TOUCH */
     bool in_exec;            /* EXEC runs its commands */
     int64_t block_until;     /* CONN_BLOCKED: when it times out (INT64_MAX: never) */
+    blk_state *blk;          /* CONN_BLOCKED on keys (BLPOP...); NULL: WAIT */
 };
 
 /* ------------------------------------------------------------------------
@@ -163,7 +166,7 @@ struct loop {
     ps_msg *inbox, *inbox_tail; /* messages for our clients from other loops (lock) */
     conn *running;              /* the client whose (unbatched) command runs now */
     int npaused;                /* clients holding a command for CLIENT PAUSE */
-    int nblocked;               /* clients blocked in WAIT (INFO reads it: STAT_*) */
+    int nblocked;               /* clients blocked (WAIT, BLPOP...; INFO reads it: STAT_*) */
     int nblocked_timed;         /* those of them with a timeout */
     /* per second of the last PEAK_SLOTS: the biggest output (pending
      * bytes) and input (query buffer) of a client; the cron clears the
@@ -173,6 +176,11 @@ struct loop {
     bool busy;                  /* serving events from inside a busy script */
     uint64_t busy_ns;           /* when it last did */
     cudis_evbuf sweep_ev;       /* what active expiry removed (loop 0) */
+    _Atomic bool blk_ready;     /* a key one of our blocked clients heads is ready */
+    bool blk_serving;           /* blocking_serve runs */
+    int blk_resume;             /* clients flagged CONN_RESUME */
+    struct event *blk_ev;       /* the next blocked client's timeout */
+    int64_t blk_ev_at;          /* when it is armed for (0: not) */
     int pending_fds[256];       /* accepted fds handed over by the listener */
     int npending_fds;
 };
@@ -306,9 +314,13 @@ int clients_paused(int64_t now_ms);
 bool clients_pause_set(void);
 /* Run again the clients of lp whose command waited, if the pause let them. */
 void clients_resume(loop *lp);
-/* WAIT: c gets no reply and reads nothing until deadline_ms (INT64_MAX:
- * never) or CLIENT UNBLOCK; then it is answered 0 (or UNBLOCKED). */
+/* WAIT, BLPOP...: c gets no reply and reads nothing until deadline_ms
+ * (INT64_MAX: never) or CLIENT UNBLOCK; then it is answered 0 (or its
+ * command's timeout reply, or UNBLOCKED). */
 void clients_block(conn *c, int64_t deadline_ms);
+/* A client blocked on keys was served (or is closing): it is not blocked
+ * any more, nothing is answered, and its input is not read yet. */
+void clients_unblock_now(conn *c);
 /* Blocked clients of lp whose time came, or that CLIENT UNBLOCK asked for. */
 void clients_unblock_due(loop *lp, int64_t now_ms);
 /* CLIENT UNBLOCK id: 1 when that client was blocked (it is answered). */
@@ -486,6 +498,59 @@ void observe_event(const char *event, uint64_t usec); /* e.g. "expire-cycle" */
 void observe_clock_sample(int64_t now_ms);
 long long observe_idle_seconds(uint32_t stamp, int64_t now_ms);
 void observe_info_latencystats(sbuf *o);
+
+/* blocking.c: clients blocked on keys (BLPOP BRPOP BLMPOP BLMOVE
+ * BRPOPLPUSH). A blocked command is its argv copied (blocking_state) and
+ * its serve function, tried on one key: */
+enum {
+    BLK_EMPTY = 0, /* nothing to take: it waits on */
+    BLK_SERVED,    /* answered (what it took, or an error): it goes on */
+    BLK_WRONGTYPE  /* the key holds another type: nothing answered, it waits on */
+};
+typedef struct bwait bwait;
+typedef int (*blk_serve_fn)(conn *c, const blk_state *s, const char *key, uint32_t klen);
+struct blk_state {
+    blk_serve_fn serve;
+    bool null_array;      /* the timeout's answer: a null array, else a null */
+    bool right, to_right; /* the end popped from (BLMOVE: and pushed to) */
+    bool mpop;            /* BLMPOP: [key, [elements]] */
+    long long count;      /* how many a pop takes */
+    uint8_t db;           /* the engine database of the keys */
+    int argc;
+    char **argv; /* copies, in the state's allocation */
+    uint32_t *lens;
+    int first_key, nkeys; /* the keys waited on: argv[first_key..+nkeys) */
+    bwait *w;             /* one queue place per key */
+    int proto;            /* the waiter's, for an answer rendered by another loop */
+    uint64_t id;
+    loop *owner;
+    /* under the registry's lock: a loop tries it now; answered by another
+     * loop, not yet delivered; its client went during a try; out of its queues */
+    bool claimed, served, orphan, left;
+};
+bool blocking_active(void); /* any client waits on a key */
+blk_state *blocking_state(int argc, char **argv, uint32_t *lens, int first_key, int nkeys);
+/* c waits on s's keys (takes s) until deadline_ms (INT64_MAX: none). */
+void blocking_block(conn *c, blk_state *s, int64_t deadline_ms);
+void blocking_forget(conn *c); /* c leaves its queues; s is freed */
+/* The wait ends on c's side (timeout, CLIENT UNBLOCK, hang-up; freeing: c
+ * goes): blocking_forget, unless a loop is trying it or has answered it
+ * (false: no answer now; the try's answer comes as a message). */
+bool blocking_end(conn *c, bool freeing);
+/* The null a blocked command answers on timeout: an array's, or a bulk's. */
+void blocking_timeout_reply(conn *c, bool null_array);
+/* The keys of ops a batch applied: those waited on become ready. */
+void blocking_touch_batch(loop *from, const cudis_batch *cb);
+void blocking_swapdb(loop *lp, uint8_t x, uint8_t y);
+/* Serve lp's blocked clients whose keys are ready. Called where lp's open
+ * batch may be drained and no command runs; does nothing (cheaply) else. */
+void blocking_serve(loop *lp);
+/* Answers other loops' tries gave lp's waiters: written, they read again. */
+void blocking_take_done(loop *lp);
+/* The round's end: clients served read their input again (not inside
+ * blocking_serve: it may run in the middle of a dispatch). Returns
+ * whether any did (their commands may have filled the open batch). */
+bool blocking_resume(loop *lp);
 
 /* watch.c: WATCHed keys of every loop */
 bool watch_active(void);                      /* any key watched at all */
