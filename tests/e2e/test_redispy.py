@@ -311,6 +311,40 @@ class RedisPy(unittest.TestCase):
         self.assertEqual(self.r.get("shared"), b"3600")
         self.assertLessEqual(len(self.pool._available_connections) + len(self.pool._in_use_connections), 16)
 
+    def test_work_queue(self):
+        """A broker's pattern (Celery/kombu, RQ): workers BRPOP several
+        queues with a timeout while producers LPUSH; BLMOVE for a reliable
+        queue. Every job is taken once."""
+        r = self.r
+        done, lock = [], threading.Lock()
+
+        def worker():
+            while True:
+                item = r.brpop(["jobs:high", "jobs:low"], timeout=1)
+                if item is None:
+                    return
+                if item[1] == b"stop":
+                    return
+                with lock:
+                    done.append(item)
+
+        ws = [threading.Thread(target=worker) for _ in range(4)]
+        for w in ws:
+            w.start()
+        for i in range(200):
+            r.lpush("jobs:high" if i % 3 == 0 else "jobs:low", "job%d" % i)
+        for _ in ws:
+            r.lpush("jobs:low", "stop")
+        for w in ws:
+            w.join()
+        self.assertEqual(sorted(j for _, j in done), sorted(b"job%d" % i for i in range(200)))
+        self.assertIsNone(r.blpop("jobs:high", timeout=0.1))
+        r.rpush("tasks", "t1")
+        self.assertEqual(r.blmove("tasks", "processing", 1, "LEFT", "RIGHT"), b"t1")
+        self.assertEqual(r.lrange("processing", 0, -1), [b"t1"])
+        self.assertEqual(r.blmpop(0.1, 2, "nope", "processing", direction="LEFT", count=5),
+                         [b"processing", [b"t1"]])
+
     def test_unix_socket_and_admin(self):
         u = redis.Redis(unix_socket_path=self.srv.sock, socket_timeout=10)
         self.assertTrue(u.ping())
