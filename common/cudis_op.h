@@ -122,6 +122,7 @@ enum cudis_type {
     CUDIS_TYPE_HASH = 1,
     CUDIS_TYPE_SET = 2,
     CUDIS_TYPE_LIST = 3,
+    CUDIS_TYPE_ZSET = 4,
     CUDIS_TYPE__COUNT,
     CUDIS_TYPE_ANY = 0xff
 };
@@ -432,8 +433,10 @@ CUDIS_HD static inline uint8_t cudis_op_wants(const cudis_op *op)
     case CUDIS_OP_HDEL:
     case CUDIS_OP_HGET:
     case CUDIS_OP_HLEN:
-        return op->type == CUDIS_TYPE_SET || op->type == CUDIS_TYPE_LIST ? op->type
-                                                                         : (uint8_t)CUDIS_TYPE_HASH;
+        return op->type == CUDIS_TYPE_SET || op->type == CUDIS_TYPE_LIST ||
+                       op->type == CUDIS_TYPE_ZSET
+                   ? op->type
+                   : (uint8_t)CUDIS_TYPE_HASH;
     case CUDIS_OP_HINCRBY: return CUDIS_TYPE_HASH;
     case CUDIS_OP_LPUSH:
     case CUDIS_OP_LPOP: return CUDIS_TYPE_LIST;

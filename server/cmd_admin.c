@@ -906,6 +906,8 @@ static void acl_reply(sbuf *o, const command *cmd, int proto)
         cats[n++] = "@string";
     } else if (!strcmp(g, "list") || !strcmp(g, "hash") || !strcmp(g, "set")) {
         cats[n++] = !strcmp(g, "list") ? "@list" : !strcmp(g, "hash") ? "@hash" : "@set";
+    } else if (!strcmp(g, "sorted-set")) {
+        cats[n++] = "@sortedset";
     } else if (!strcmp(g, "generic")) {
         cats[n++] = "@keyspace";
     } else if (!strcmp(g, "connection")) {

@@ -15,6 +15,7 @@
  * (Redis 7.2 writes 11; these formats did not change), and answers other
  * types with "Bad data format".
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,9 +28,11 @@
 #define RDB_TYPE_STRING 0
 #define RDB_TYPE_LIST 1
 #define RDB_TYPE_SET 2
+#define RDB_TYPE_ZSET_2 5
 #define RDB_TYPE_HASH 4
 #define RDB_TYPE_SET_INTSET 11
 #define RDB_TYPE_HASH_LISTPACK 16
+#define RDB_TYPE_ZSET_LISTPACK 17
 #define RDB_TYPE_LIST_QUICKLIST_2 18
 #define RDB_TYPE_SET_LISTPACK 20
 
@@ -164,7 +167,19 @@ static void rp_dump(conn *c, pend *p, const cudis_batch *b)
     }
     const uint8_t *v = b->out + r->val_off;
     sbuf d = {0};
-    if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET || r->type == CUDIS_TYPE_LIST) {
+    if (r->type == CUDIS_TYPE_ZSET) {
+        /* RDB_TYPE_ZSET_2: members with 8-byte binary scores */
+        uint8_t t = RDB_TYPE_ZSET_2;
+        sbuf_add(&d, &t, 1);
+        put_len(&d, cudis_hash_count(v, r->val_len));
+        cudis_hentry e;
+        COLL_FOREACH(v, r->val_len, at, e)
+        {
+            put_str(&d, e.f, e.flen);
+            sbuf_add(&d, e.v, e.vlen); /* the stored double, little-endian as RDB's */
+        }
+    } else if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET ||
+               r->type == CUDIS_TYPE_LIST) {
         bool set = r->type != CUDIS_TYPE_HASH; /* members (elements) alone */
         uint8_t t = r->type == CUDIS_TYPE_LIST ? RDB_TYPE_LIST : set ? RDB_TYPE_SET : RDB_TYPE_HASH;
         sbuf_add(&d, &t, 1);
@@ -374,6 +389,33 @@ static bool get_hash(rd *r, sbuf *o, int what)
     return true;
 }
 
+/* RDB_TYPE_ZSET_2: a length, then member strings each with an 8-byte
+ * binary double; the entries are put in order after (zset_normalize). */
+static bool get_zset2(rd *r, sbuf *o)
+{
+    uint64_t n;
+    int enc;
+    if (!get_len(r, &n, &enc) || enc >= 0 || n == 0) {
+        return false;
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t fl;
+        uint8_t *f = rdb_get_string(r, &fl);
+        double s;
+        bool ok = f != NULL && r->end - r->p >= 8;
+        if (ok) {
+            memcpy(&s, r->p, 8);
+            r->p += 8;
+            ok = !isnan(s) && hash_add(o, RD_HASH, f, fl, (const uint8_t *)&s, 8);
+        }
+        free(f);
+        if (!ok) {
+            return false;
+        }
+    }
+    return true;
+}
+
 /* One listpack entry at *p (before end): a string (*s, *n) or an integer
  * (*s NULL, *x). Advances past the entry and its back length. */
 static bool lp_entry(const uint8_t **pp, const uint8_t *end, const uint8_t **s, uint32_t *n,
@@ -497,6 +539,35 @@ static bool get_hash_listpack(rd *r, sbuf *o, int what)
     return ok && k > 0;
 }
 
+/* RDB_TYPE_ZSET_LISTPACK: one string holding a listpack of member,
+ * score (text or integer), member, score... */
+static bool get_zset_listpack(rd *r, sbuf *o)
+{
+    sbuf pairs = {0};
+    sbuf_add(&pairs, "\0\0\0\0", CUDIS_HASH_HDR);
+    bool ok = get_hash_listpack(r, &pairs, RD_HASH);
+    cudis_hentry e;
+    COLL_FOREACH(ok ? (const uint8_t *)pairs.p : NULL, (uint32_t)pairs.len, at, e)
+    {
+        char buf[64];
+        char *end;
+        double s = 0;
+        ok = e.vlen > 0 && e.vlen < sizeof(buf);
+        if (ok) {
+            memcpy(buf, e.v, e.vlen);
+            buf[e.vlen] = '\0';
+            s = strtod(buf, &end);
+            ok = end == buf + e.vlen && !isnan(s);
+        }
+        ok = ok && hash_add(o, RD_HASH, e.f, e.flen, (const uint8_t *)&s, 8);
+        if (!ok) {
+            break;
+        }
+    }
+    sbuf_free(&pairs);
+    return ok;
+}
+
 /* RDB_TYPE_LIST_QUICKLIST_2: nodes, each a container (1 plain: one
  * element; 2 packed: a listpack of elements). */
 static bool get_quicklist(rd *r, sbuf *o)
@@ -617,6 +688,14 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
             type = CUDIS_TYPE_HASH;
             ok = get_hash_listpack(&r, &h, RD_HASH);
             break;
+        case RDB_TYPE_ZSET_2:
+        case RDB_TYPE_ZSET_LISTPACK:
+            type = CUDIS_TYPE_ZSET;
+            ok = pl[0] == RDB_TYPE_ZSET_2 ? get_zset2(&r, &h) : get_zset_listpack(&r, &h);
+            if (ok) {
+                zset_normalize(&h);
+            }
+            break;
         case RDB_TYPE_SET: ok = get_hash(&r, &h, RD_SET); break;
         case RDB_TYPE_SET_INTSET: ok = get_intset(&r, &h); break;
         case RDB_TYPE_SET_LISTPACK: ok = get_hash_listpack(&r, &h, RD_SET); break;
@@ -684,6 +763,15 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
     if (r->type == CUDIS_TYPE_LIST) {
         if (p->k == OBJ_ENCODING) {
             resp_bulks(&c->out, "quicklist"); /* Redis 7.0's only list encoding */
+        } else {
+            resp_int(&c->out, 1);
+        }
+        return;
+    }
+    if (r->type == CUDIS_TYPE_ZSET) {
+        if (p->k == OBJ_ENCODING) {
+            resp_bulks(&c->out,
+                       zset_is_listpack((const uint8_t *)v, r->val_len) ? "listpack" : "skiplist");
         } else {
             resp_int(&c->out, 1);
         }

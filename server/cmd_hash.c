@@ -605,6 +605,11 @@ static bool coll_scan_cursor(const char *s, uint32_t len)
 
 void coll_scan_cmd(conn *c, int argc, char **argv, uint32_t *lens, uint8_t type)
 {
+    coll_scan_prepare(c, argc, argv, lens, type, rp_scan);
+}
+
+void coll_scan_prepare(conn *c, int argc, char **argv, uint32_t *lens, uint8_t type, reply_fn fn)
+{
     if (!coll_scan_cursor(argv[2], lens[2])) {
         conn_error(c, "ERR invalid cursor");
         return;
@@ -617,7 +622,7 @@ void coll_scan_cmd(conn *c, int argc, char **argv, uint32_t *lens, uint8_t type)
     batcher *b = &c->lp->b;
     uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
     b->ops[i].type = type;
-    pend *p = batch_add_pend(b, c, rp_scan, i, 1);
+    pend *p = batch_add_pend(b, c, fn, i, 1);
     p->a = type == CUDIS_TYPE_HASH; /* fields with their values */
     p->b = (int64_t)(intptr_t)err;
     if (pat != NULL && !(plen == 1 && pat[0] == '*')) {

@@ -718,7 +718,8 @@ const char *type_name(uint32_t type)
     static const char *const names[CUDIS_TYPE__COUNT] = {[CUDIS_TYPE_STRING] = "string",
                                                          [CUDIS_TYPE_HASH] = "hash",
                                                          [CUDIS_TYPE_SET] = "set",
-                                                         [CUDIS_TYPE_LIST] = "list"};
+                                                         [CUDIS_TYPE_LIST] = "list",
+                                                         [CUDIS_TYPE_ZSET] = "zset"};
     return type < CUDIS_TYPE__COUNT ? names[type] : "none";
 }
 

@@ -223,6 +223,30 @@ struct command {
     X(cmd_blmpop)                                                                                  \
     X(cmd_blmove)                                                                                  \
     X(cmd_brpoplpush)                                                                              \
+    X(cmd_zadd)                                                                                    \
+    X(cmd_zincrby)                                                                                 \
+    X(cmd_zrem)                                                                                    \
+    X(cmd_zcard)                                                                                   \
+    X(cmd_zscore)                                                                                  \
+    X(cmd_zmscore)                                                                                 \
+    X(cmd_zrank)                                                                                   \
+    X(cmd_zrevrank)                                                                                \
+    X(cmd_zcount)                                                                                  \
+    X(cmd_zlexcount)                                                                               \
+    X(cmd_zrange)                                                                                  \
+    X(cmd_zrevrange)                                                                               \
+    X(cmd_zrangebyscore)                                                                           \
+    X(cmd_zrevrangebyscore)                                                                        \
+    X(cmd_zrangebylex)                                                                             \
+    X(cmd_zrevrangebylex)                                                                          \
+    X(cmd_zrangestore)                                                                             \
+    X(cmd_zremrangebyrank)                                                                         \
+    X(cmd_zremrangebyscore)                                                                        \
+    X(cmd_zremrangebylex)                                                                          \
+    X(cmd_zpopmin)                                                                                 \
+    X(cmd_zpopmax)                                                                                 \
+    X(cmd_zrandmember)                                                                             \
+    X(cmd_zscan)                                                                                   \
     X(cmd_expire)                                                                                  \
     X(cmd_pexpire)                                                                                 \
     X(cmd_expireat)                                                                                \

@@ -73,7 +73,7 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
         return;
     }
     const char *s = NULL, *g = NULL, *h = NULL, *l = NULL; /* string, generic, hash/set, list */
-    bool set = op->type == CUDIS_TYPE_SET;
+    bool set = op->type == CUDIS_TYPE_SET, zset = op->type == CUDIS_TYPE_ZSET;
     switch (op->code) {
     case CUDIS_OP_GET:
         if (op->flags & CUDIS_F_DEL) {
@@ -100,7 +100,7 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
     case CUDIS_OP_HSET: h = set ? "sadd" : "hset"; break;
     case CUDIS_OP_HINCRBY: h = "hincrby"; break;
     case CUDIS_OP_HDEL:
-        h = set ? "srem" : "hdel";
+        h = set ? "srem" : zset ? "zrem" : "hdel";
         if (r->flags & CUDIS_R_GONE) {
             g = "del"; /* the last field went */
         }
@@ -121,7 +121,11 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
         keyspace_notify(from, NOTIFY_LIST, l, op->db, key, op->key_len);
     }
     if (h != NULL) {
-        keyspace_notify(from, set ? NOTIFY_SET : NOTIFY_HASH, h, op->db, key, op->key_len);
+        keyspace_notify(from,
+                        set    ? NOTIFY_SET
+                        : zset ? NOTIFY_ZSET
+                               : NOTIFY_HASH,
+                        h, op->db, key, op->key_len);
     }
     if (g != NULL) {
         keyspace_notify(from, NOTIFY_GENERIC, g, op->db, key, op->key_len);

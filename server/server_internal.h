@@ -357,6 +357,9 @@ void coll_rp_num(conn *c, pend *p, const cudis_batch *b);
  * the whole collection in one reply, cursor 0; the options' errors once
  * the key is found, as Redis. */
 void coll_scan_cmd(conn *c, int argc, char **argv, uint32_t *lens, uint8_t type);
+/* Its parsing and read, answered by fn (p->b: the options' error, p->aux:
+ * the MATCH pattern), for ZSCAN's scores. */
+void coll_scan_prepare(conn *c, int argc, char **argv, uint32_t *lens, uint8_t type, reply_fn fn);
 /* Iterate the entries of an encoded collection (h may be NULL). */
 #define COLL_FOREACH(h, n, at, e)                                                                  \
     for (uint32_t at = CUDIS_HASH_HDR;                                                             \
@@ -364,6 +367,11 @@ void coll_scan_cmd(conn *c, int argc, char **argv, uint32_t *lens, uint8_t type)
 /* cmd_set.c: whether Redis 7.0 would keep this set as an intset (all
  * members integers, at most set-max-intset-entries: OBJECT ENCODING). */
 bool set_is_intset(const uint8_t *h, uint32_t n);
+/* cmd_zset.c: whether Redis would keep this sorted set as a listpack
+ * (zset-max-listpack-entries, -value: OBJECT ENCODING). */
+bool zset_is_listpack(const uint8_t *h, uint32_t n);
+/* An encoded sorted set whose entries may be in any order, put in order. */
+void zset_normalize(sbuf *h);
 /* cmd_hash.c: whether Redis would keep this hash (cudis_hash.h) as a
  * listpack (hash-max-listpack-entries, -value: OBJECT ENCODING). */
 bool hash_is_small(const uint8_t *h, uint32_t n);

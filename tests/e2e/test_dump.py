@@ -80,10 +80,13 @@ class Dump(unittest.TestCase):
                 with self.assertRaises(redis.exceptions.ResponseError) as e:
                     cli.execute_command("RESTORE", *args)
                 self.assertEqual(str(e.exception), msg)
-        if not self.srv.is_redis:  # cudis holds no sorted sets (yet)
-            self.ref_r.zadd("z", {"a": 1, "b": 2})
+        self.ref_r.zadd("z", {"a": 1, "b": 2})
+        self.assertTrue(r.restore("z", 0, self.ref_r.dump("z")))
+        self.assertEqual(r.zrange("z", 0, -1, withscores=True), [(b"a", 1.0), (b"b", 2.0)])
+        if not self.srv.is_redis:  # cudis holds no streams
+            self.ref_r.xadd("st", {"f": "v"})
             with self.assertRaises(redis.exceptions.ResponseError) as e:
-                r.restore("z", 0, self.ref_r.dump("z"))
+                r.restore("st", 0, self.ref_r.dump("st"))
             self.assertEqual(str(e.exception), "Bad data format")
         self.assertIsNone(r.dump("nosuch"))
 

@@ -695,3 +695,75 @@ ENGINE_TEST(list_ends)
     cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
     engine_destroy(e);
 }
+
+/* A sorted set: an item of type CUDIS_TYPE_ZSET the server writes whole
+ * (members in order, 8-byte scores); HLEN, HGET (the score's bytes) and
+ * HDEL are its ZCARD, ZSCORE and ZREM, and removal keeps the order and
+ * the type. */
+static tres z_op(engine *e, uint8_t code, uint16_t flags, const char *k, const void *v,
+                 uint32_t vlen)
+{
+    return typed_op(e, T_NOW, CUDIS_TYPE_ZSET, code, flags, k, v, vlen, 0);
+}
+
+ENGINE_TEST(zset_members)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    double s1 = 1.5, s2 = 2, s3 = -7;
+    char sc[3][8];
+    memcpy(sc[0], &s3, 8);
+    memcpy(sc[1], &s1, 8);
+    memcpy(sc[2], &s2, 8);
+    uint8_t z[64] = {3, 0, 0, 0};
+    uint32_t n = 4;
+    const char *m[] = {"c", "a", "b"};
+    for (int i = 0; i < 3; i++) { /* ascending by score: c -7, a 1.5, b 2 */
+        z[n++] = 1;
+        z[n++] = (uint8_t)m[i][0];
+        z[n++] = 8;
+        memcpy(z + n, sc[i], 8);
+        n += 8;
+    }
+    tres r = z_op(e, CUDIS_OP_SET, 0, "z", z, n);
+    cr_assert_eq(r.r.status, CUDIS_OK, "%s: %d", p->name, r.r.status);
+    r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "z", NULL, 0, 0);
+    cr_assert_eq(r.r.type, CUDIS_TYPE_ZSET);
+    r = z_op(e, CUDIS_OP_HLEN, 0, "z", NULL, 0);
+    cr_assert_eq(r.r.num, 3);
+    r = z_op(e, CUDIS_OP_HGET, 0, "z", "a", 1);
+    cr_assert_eq(r.r.num, 1);
+    cr_assert_eq(r.r.val_len, 8);
+    cr_assert_eq(memcmp(r.val, &s1, 8), 0, "the score's bytes");
+    uint8_t buf[64];
+    const char *del[] = {"a"}, *none[] = {""};
+    r = z_op(e, CUDIS_OP_HDEL, 0, "z", buf, edits(buf, 1, del, none));
+    cr_assert_eq(r.r.num, 1);
+    tbatch t;
+    tb_init(&t, 4096);
+    uint32_t i = tb_op(&t, CUDIS_OP_GET, 0, "z", 1, NULL, 0, 0, 0);
+    t.ops[i].type = CUDIS_TYPE_ZSET;
+    tb_run(e, &t, T_NOW);
+    cr_assert_eq(t.res[0].status, CUDIS_OK);
+    cr_assert_eq(t.res[0].type, CUDIS_TYPE_ZSET, "HDEL keeps the type");
+    cr_assert_eq(t.res[0].val_len, 4 + 2 * 11);
+    const uint8_t *v = tb_val(&t, 0);
+    cr_assert_eq(v[0], 2);
+    cr_assert_eq(v[5], 'c', "the order kept");
+    cr_assert_eq(v[16], 'b');
+    tb_free(&t);
+    /* a zset is no hash, set or list; nor they one */
+    r = h_get(e, T_NOW, "z", "b");
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    r = s_op(e, CUDIS_OP_HLEN, 0, "z", NULL, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    r = l_op(e, CUDIS_OP_LPOP, 0, "z", NULL, 0, 1);
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    T_SET(e, "str", "v");
+    r = z_op(e, CUDIS_OP_HLEN, 0, "str", NULL, 0);
+    cr_assert_eq(r.r.status, CUDIS_E_WRONGTYPE);
+    r = z_op(e, CUDIS_OP_HDEL, 0, "z", buf, edits(buf, 1, m, none));
+    r = z_op(e, CUDIS_OP_HDEL, 0, "z", buf, edits(buf, 1, m + 2, none));
+    cr_assert(r.r.flags & CUDIS_R_GONE, "the last member removed the key");
+    engine_destroy(e);
+}
