@@ -28,10 +28,12 @@
  * to free (what it took went to a client that hung up, as in Redis when
  * the reply's write fails).
  */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cudis_hd.h"
+#include "cudis_time.h"
 #include "server_internal.h"
 
 #define BSEED 0x9e3779b97f4a7c15ull
@@ -326,6 +328,62 @@ void blocking_timeout_reply(conn *c, bool null_array)
     } else {
         resp_null(&c->out, c->proto);
     }
+}
+
+/* ------------------------------------------------------------------------
+ * The blocking commands' common part
+ * ---------------------------------------------------------------------- */
+
+/* The blocking commands' timeout (seconds, a float, 0: none) as a
+ * deadline; false with Redis 7.0's error replied (it also calls a timeout
+ * too big for its milliseconds "negative"). */
+bool blocking_timeout_arg(conn *c, const char *arg, uint32_t len, int64_t *deadline)
+{
+    long double t;
+    if (!util_str2ld(arg, len, &t)) {
+        conn_error(c, "ERR timeout is not a float or out of range");
+        return false;
+    }
+    t = ceill(t * 1000.0L);
+    if (!(t >= 0) || t >= 9.2e18L) {
+        conn_error(c, "ERR timeout is negative");
+        return false;
+    }
+    long long ms = (long long)t;
+    int64_t now = cudis_now_ms();
+    if (ms == 0) {
+        *deadline = INT64_MAX;
+    } else if (ms > INT64_MAX - 1 - now) {
+        conn_error(c, "ERR timeout is out of range");
+        return false;
+    } else {
+        *deadline = now + ms;
+    }
+    return true;
+}
+
+/* Try s on each key in order; block when all are empty (never inside EXEC
+ * or a script: there the timeout's answer comes at once). Takes s. */
+void blocking_try(conn *c, blk_state *s, int64_t deadline)
+{
+    for (int k = 0; k < s->nkeys; k++) {
+        const char *key = s->argv[s->first_key + k];
+        uint32_t klen = s->lens[s->first_key + k];
+        int r = s->serve(c, s, key, klen);
+        if (r == BLK_WRONGTYPE) {
+            reply_engine_error(c, CUDIS_E_WRONGTYPE);
+        }
+        if (r != BLK_EMPTY) {
+            free(s);
+            return;
+        }
+    }
+    if (c->in_exec || (c->flags & CONN_FAKE)) {
+        blocking_timeout_reply(c, s->null_array);
+        free(s);
+        return;
+    }
+    blocking_block(c, s, deadline);
 }
 
 /* ------------------------------------------------------------------------

@@ -11,11 +11,9 @@
  * written. Replies and errors follow Redis 7.0.
  */
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cudis_time.h"
 #include "server_internal.h"
 
 #define RES(b, p, k) (&(b)->res[(p)->op0 + (k)])
@@ -879,62 +877,10 @@ static int serve_move(conn *c, const blk_state *s, const char *key, uint32_t kle
     return lmove_try(c, key, klen, s->argv[2], s->lens[2], s->right, s->to_right);
 }
 
-/* The blocking commands' timeout (seconds, a float, 0: none) as a
- * deadline; false with Redis 7.0's error replied (it also calls a timeout
- * too big for its milliseconds "negative"). */
-static bool blk_timeout(conn *c, const char *arg, uint32_t len, int64_t *deadline)
-{
-    long double t;
-    if (!util_str2ld(arg, len, &t)) {
-        conn_error(c, "ERR timeout is not a float or out of range");
-        return false;
-    }
-    t = ceill(t * 1000.0L);
-    if (!(t >= 0) || t >= 9.2e18L) {
-        conn_error(c, "ERR timeout is negative");
-        return false;
-    }
-    long long ms = (long long)t;
-    int64_t now = cudis_now_ms();
-    if (ms == 0) {
-        *deadline = INT64_MAX;
-    } else if (ms > INT64_MAX - 1 - now) {
-        conn_error(c, "ERR timeout is out of range");
-        return false;
-    } else {
-        *deadline = now + ms;
-    }
-    return true;
-}
-
-/* Try s on each key in order; block when all are empty (never inside EXEC
- * or a script: there the timeout's answer comes at once). Takes s. */
-static void block_generic(conn *c, blk_state *s, int64_t deadline)
-{
-    for (int k = 0; k < s->nkeys; k++) {
-        const char *key = s->argv[s->first_key + k];
-        uint32_t klen = s->lens[s->first_key + k];
-        int r = s->serve(c, s, key, klen);
-        if (r == BLK_WRONGTYPE) {
-            reply_engine_error(c, CUDIS_E_WRONGTYPE);
-        }
-        if (r != BLK_EMPTY) {
-            free(s);
-            return;
-        }
-    }
-    if (c->in_exec || (c->flags & CONN_FAKE)) {
-        blocking_timeout_reply(c, s->null_array);
-        free(s);
-        return;
-    }
-    blocking_block(c, s, deadline);
-}
-
 static void bpop_generic(conn *c, int argc, char **argv, uint32_t *lens, bool right)
 {
     int64_t deadline;
-    if (!blk_timeout(c, argv[argc - 1], lens[argc - 1], &deadline)) {
+    if (!blocking_timeout_arg(c, argv[argc - 1], lens[argc - 1], &deadline)) {
         return;
     }
     blk_state *s = blocking_state(argc, argv, lens, 1, argc - 2);
@@ -942,7 +888,7 @@ static void bpop_generic(conn *c, int argc, char **argv, uint32_t *lens, bool ri
     s->null_array = true;
     s->right = right;
     s->count = 1;
-    block_generic(c, s, deadline);
+    blocking_try(c, s, deadline);
 }
 
 void cmd_blpop(conn *c, int argc, char **argv, uint32_t *lens)
@@ -961,7 +907,7 @@ void cmd_blmpop(conn *c, int argc, char **argv, uint32_t *lens)
     bool right;
     int64_t deadline;
     if (!mpop_args(c, argc, argv, lens, 2, &numkeys, &right, &count) ||
-        !blk_timeout(c, argv[1], lens[1], &deadline)) {
+        !blocking_timeout_arg(c, argv[1], lens[1], &deadline)) {
         return;
     }
     blk_state *s = blocking_state(argc, argv, lens, 3, (int)numkeys);
@@ -970,13 +916,13 @@ void cmd_blmpop(conn *c, int argc, char **argv, uint32_t *lens)
     s->right = right;
     s->count = count;
     s->mpop = true;
-    block_generic(c, s, deadline);
+    blocking_try(c, s, deadline);
 }
 
 static void bmove_generic(conn *c, int argc, char **argv, uint32_t *lens, bool from, bool to)
 {
     int64_t deadline;
-    if (!blk_timeout(c, argv[argc - 1], lens[argc - 1], &deadline)) {
+    if (!blocking_timeout_arg(c, argv[argc - 1], lens[argc - 1], &deadline)) {
         return;
     }
     blk_state *s = blocking_state(argc, argv, lens, 1, 1);
@@ -984,7 +930,7 @@ static void bmove_generic(conn *c, int argc, char **argv, uint32_t *lens, bool f
     s->null_array = true; /* Redis 7.0 times a list block out with a null array */
     s->right = from;
     s->to_right = to;
-    block_generic(c, s, deadline);
+    blocking_try(c, s, deadline);
 }
 
 void cmd_blmove(conn *c, int argc, char **argv, uint32_t *lens)

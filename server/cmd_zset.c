@@ -54,6 +54,7 @@ static double score_of(const cudis_hentry *e)
 
 static void zs_push(zs *z, double s, const uint8_t *m, uint32_t len)
 {
+
     if (z->n == z->cap) {
         z->cap = z->cap ? z->cap * 2 : 16;
         z->e = xrealloc(z->e, (size_t)z->cap * sizeof(*z->e));
@@ -95,6 +96,14 @@ static int zcmp(const void *pa, const void *pb)
     return mcmp(a->m, a->len, b->m, b->len);
 }
 
+/* qsort of n entries (none: nothing, and no NULL handed to it). */
+static void zsort(zent *e, size_t n, int (*cmp)(const void *, const void *))
+{
+    if (n > 1) {
+        qsort(e, n, sizeof(*e), cmp);
+    }
+}
+
 static long zs_find(const zs *z, const uint8_t *m, uint32_t len)
 {
     for (uint32_t i = 0; i < z->n; i++) {
@@ -114,8 +123,9 @@ static void zs_encode(sbuf *out, const zent *e, uint32_t n)
     for (uint32_t i = 0; i < n; i++) {
         sbuf_add(out, lb, cudis_varint_put(lb, e[i].len));
         sbuf_add(out, e[i].m, e[i].len);
+        double s = e[i].s == 0 ? 0 : e[i].s; /* -0 is stored as 0, as Redis's listpack does */
         sbuf_add(out, lb, cudis_varint_put(lb, (uint32_t)sizeof(double)));
-        sbuf_add(out, &e[i].s, sizeof(double));
+        sbuf_add(out, &s, sizeof(double));
     }
 }
 
@@ -123,7 +133,7 @@ void zset_normalize(sbuf *h)
 {
     zs z = {0};
     zs_of(&z, (const uint8_t *)h->p, (uint32_t)h->len);
-    qsort(z.e, z.n, sizeof(*z.e), zcmp);
+    zsort(z.e, z.n, zcmp);
     sbuf o = {0};
     zs_encode(&o, z.e, z.n);
     zs_free(&z);
@@ -428,7 +438,7 @@ static void zadd_generic(conn *c, int argc, char **argv, uint32_t *lens, int at,
     } else {
         int st = CUDIS_OK;
         if (added + changed > 0) {
-            qsort(z.e, z.n, sizeof(*z.e), zcmp);
+            zsort(z.e, z.n, zcmp);
             st = write_alone(c, argv[1], lens[1], z.e, z.n, (fl & ZA_INCR) ? "zincr" : "zadd");
         }
         if (st == CUDIS_OK) {
@@ -1080,7 +1090,7 @@ void cmd_zrangestore(conn *c, int argc, char **argv, uint32_t *lens)
         for (long i = 0; i < k; i++) {
             sel[i] = *v[i];
         }
-        qsort(sel, (size_t)k, sizeof(*sel), zcmp); /* REV selects in reverse */
+        zsort(sel, (size_t)k, zcmp); /* REV selects in reverse */
         /* the destination is replaced whatever it held (no TTL kept) */
         batcher *b = &c->lp->b;
         uint8_t ev = b->ev;
@@ -1228,4 +1238,524 @@ static void rp_zscan(conn *c, pend *p, const cudis_batch *b)
 void cmd_zscan(conn *c, int argc, char **argv, uint32_t *lens)
 {
     coll_scan_prepare(c, argc, argv, lens, CUDIS_TYPE_ZSET, rp_zscan);
+}
+
+/* ------------------------------------------------------------------------
+ * ZUNION ZINTER ZDIFF, their STORE forms, ZINTERCARD
+ * ---------------------------------------------------------------------- */
+
+enum { ZOP_UNION, ZOP_INTER, ZOP_DIFF };
+enum { AGG_SUM, AGG_MIN, AGG_MAX };
+
+typedef struct zalg {
+    int op, agg;
+    bool withscores;
+    long long limit; /* ZINTERCARD */
+    int nk;          /* the keys: argv[k0..k0+nk) */
+    int k0;
+    double *w; /* nk weights */
+} zalg;
+
+/* numkeys at argv[at], the keys, then the options the command takes;
+ * false with Redis's error replied. */
+static bool zalg_args(conn *c, int argc, char **argv, uint32_t *lens, int at, zalg *a, bool store,
+                      bool card)
+{
+    long long nk;
+    if (!util_str2ll(argv[at], lens[at], &nk) || nk < INT_MIN || nk > INT_MAX) {
+        conn_error(c, E_NOTINT);
+        return false;
+    }
+    if (nk < 1) {
+        conn_errorf(c, "ERR at least 1 input key is needed for '%s' command",
+                    cmd_fullname(c->cur_cmd));
+        return false;
+    }
+    if (nk > argc - at - 1) {
+        conn_error(c, E_SYNTAX);
+        return false;
+    }
+    a->nk = (int)nk;
+    a->k0 = at + 1;
+    a->agg = AGG_SUM;
+    a->withscores = false;
+    a->limit = 0;
+    a->w = xmalloc((size_t)nk * sizeof(*a->w));
+    for (int i = 0; i < a->nk; i++) {
+        a->w[i] = 1;
+    }
+    for (int j = a->k0 + a->nk; j < argc; j++) {
+        int left = argc - j - 1;
+        if (card) {
+            if (util_eq(argv[j], lens[j], "limit") && left >= 1) {
+                if (!util_str2ll(argv[j + 1], lens[j + 1], &a->limit) || a->limit < 0) {
+                    conn_error(c, "ERR LIMIT can't be negative");
+                    return false;
+                }
+                j++;
+                continue;
+            }
+        } else if (a->op != ZOP_DIFF && util_eq(argv[j], lens[j], "weights") && left >= a->nk) {
+            for (int i = 0; i < a->nk; i++) {
+                if (!parse_score(argv[j + 1 + i], lens[j + 1 + i], &a->w[i])) {
+                    conn_error(c, "ERR weight value is not a float");
+                    return false;
+                }
+            }
+            j += a->nk;
+            continue;
+        } else if (a->op != ZOP_DIFF && util_eq(argv[j], lens[j], "aggregate") && left >= 1) {
+            const char *g = argv[j + 1];
+            uint32_t gl = lens[j + 1];
+            a->agg = util_eq(g, gl, "sum")   ? AGG_SUM
+                     : util_eq(g, gl, "min") ? AGG_MIN
+                     : util_eq(g, gl, "max") ? AGG_MAX
+                                             : -1;
+            if (a->agg < 0) {
+                conn_error(c, E_SYNTAX);
+                return false;
+            }
+            j++;
+            continue;
+        } else if (!store && util_eq(argv[j], lens[j], "withscores")) {
+            a->withscores = true;
+            continue;
+        }
+        conn_error(c, E_SYNTAX);
+        return false;
+    }
+    return true;
+}
+
+static int by_member(const void *pa, const void *pb)
+{
+    const zent *a = pa, *b = pb;
+    return mcmp(a->m, a->len, b->m, b->len);
+}
+
+static double agg(int how, double acc, double s)
+{
+    double r = how == AGG_SUM   ? acc + s
+               : how == AGG_MIN ? (s < acc ? s : acc)
+                                : (s > acc ? s : acc);
+    return isnan(r) ? 0 : r; /* Redis: inf + -inf is 0 */
+}
+
+static bool member_in(const zs *z, const zent *x, double *s)
+{
+    if (z->n == 0) {
+        return false;
+    }
+    const zent *f = bsearch(x, z->e, z->n, sizeof(*z->e), by_member);
+    if (f != NULL && s != NULL) {
+        *s = f->s;
+    }
+    return f != NULL;
+}
+
+/* The algebra over the inputs in[0..k) (sorted by member; a missing key
+ * is empty), in Redis's order (score, member), at most limit (0: all). */
+static void zalgebra(const zalg *a, zs *in, int k, zs *out)
+{
+    out->n = 0;
+    /* Redis works on the inputs smallest first (sorted by size, stably,
+     * for ZUNION and ZINTER), which orders a sum's additions */
+    int *ord = xmalloc((size_t)k * sizeof(*ord));
+    for (int j = 0; j < k; j++) {
+        ord[j] = j;
+    }
+    for (int j = 1; a->op != ZOP_DIFF && j < k; j++) {
+        for (int p = j; p > 0 && in[ord[p - 1]].n > in[ord[p]].n; p--) {
+            int t = ord[p];
+            ord[p] = ord[p - 1];
+            ord[p - 1] = t;
+        }
+    }
+    if (a->op == ZOP_UNION) {
+        /* each member aggregates over the inputs in that order, from the
+         * first that holds it (Redis's dict of the union) */
+        for (int qj = 0; qj < k; qj++) {
+            int j = ord[qj];
+            for (uint32_t i = 0; i < in[j].n; i++) {
+                const zent *x = &in[j].e[i];
+                bool before = false;
+                for (int q = 0; q < qj && !before; q++) {
+                    before = member_in(&in[ord[q]], x, NULL);
+                }
+                if (before) {
+                    continue;
+                }
+                double s = a->w[j] * x->s;
+                s = isnan(s) ? 0 : s;
+                for (int q = qj + 1; q < k; q++) {
+                    double t;
+                    if (member_in(&in[ord[q]], x, &t)) {
+                        double wt = a->w[ord[q]] * t;
+                        s = agg(a->agg, s, isnan(wt) ? 0 : wt);
+                    }
+                }
+                zs_push(out, s, x->m, x->len);
+            }
+        }
+    } else {
+        const zs *first = &in[ord[0]];
+        for (uint32_t i = 0; i < first->n; i++) {
+            const zent *x = &first->e[i];
+            double s = a->op == ZOP_DIFF ? x->s : a->w[ord[0]] * x->s;
+            s = isnan(s) ? 0 : s;
+            bool keep = true;
+            for (int q = 1; q < k && keep; q++) {
+                int p = ord[q];
+                double t;
+                bool in_p = member_in(&in[p], x, &t);
+                if (a->op == ZOP_DIFF) {
+                    keep = !in_p;
+                } else if ((keep = in_p)) {
+                    s = agg(a->agg, s, a->w[p] * t); /* NaN as Redis: MIN/MAX skip it */
+                }
+            }
+            if (keep) {
+                zs_push(out, s, x->m, x->len);
+                if (a->limit > 0 && (long long)out->n >= a->limit) {
+                    break;
+                }
+            }
+        }
+    }
+    free(ord);
+    zsort(out->e, out->n, zcmp);
+}
+
+/* The inputs as the reads returned them (zsets, or sets scored 1), each
+ * sorted by member; false (replied) on an error or another type. */
+static bool zalg_inputs(conn *c, const cudis_result *res, const uint8_t *out, int k, zs *in)
+{
+    for (int j = 0; j < k; j++) {
+        const cudis_result *r = &res[j];
+        if (r->status != CUDIS_OK) {
+            reply_engine_error(c, r->status);
+            return false;
+        }
+        if (!(r->flags & CUDIS_R_VALUE)) {
+            continue;
+        }
+        if (r->type != CUDIS_TYPE_ZSET && r->type != CUDIS_TYPE_SET) {
+            reply_engine_error(c, CUDIS_E_WRONGTYPE);
+            return false;
+        }
+        const uint8_t *h = out + r->val_off;
+        if (r->type == CUDIS_TYPE_ZSET) {
+            zs_of(&in[j], h, r->val_len);
+        } else {
+            cudis_hentry e;
+            COLL_FOREACH(h, r->val_len, at, e)
+            {
+                zs_push(&in[j], 1.0, e.f, e.flen);
+            }
+        }
+        zsort(in[j].e, in[j].n, by_member);
+    }
+    return true;
+}
+
+/* The inputs of a read-only algebra, smallest first for ZINTER (Redis's
+ * order of work; the answer is the same). */
+static void add_alg_reads(conn *c, char **argv, uint32_t *lens, const zalg *a, uint32_t *op0)
+{
+    batcher *b = &c->lp->b;
+    *op0 = b->nops;
+    for (int j = 0; j < a->nk; j++) {
+        uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[a->k0 + j], lens[a->k0 + j], NULL, 0, 0,
+                                  0, false);
+        b->ops[i].type = CUDIS_TYPE_ANY;
+    }
+    if (a->nk > 1) {
+        b->exclusive = true; /* the keys are read at one point in time */
+    }
+}
+
+static void rp_zalgebra(conn *c, pend *p, const cudis_batch *b)
+{
+    zalg *a = p->aux;
+    zs *in = xcalloc((size_t)a->nk, sizeof(*in));
+    if (zalg_inputs(c, RES(b, p, 0), b->out, a->nk, in)) {
+        zs r = {0};
+        zalgebra(a, in, a->nk, &r);
+        if (p->k) {
+            resp_int(&c->out, r.n);
+        } else {
+            const zent **v = xmalloc(((size_t)r.n + 1) * sizeof(*v));
+            for (uint32_t i = 0; i < r.n; i++) {
+                v[i] = &r.e[i];
+            }
+            reply_members(&c->out, c->proto, v, r.n, a->withscores);
+            free(v);
+        }
+        zs_free(&r);
+    }
+    for (int j = 0; j < a->nk; j++) {
+        zs_free(&in[j]);
+    }
+    free(in);
+}
+
+static void zalg_cmd(conn *c, int argc, char **argv, uint32_t *lens, int op, bool card)
+{
+    zalg a = {.op = card ? ZOP_INTER : op};
+    if (!zalg_args(c, argc, argv, lens, 1, &a, false, card)) {
+        free(a.w);
+        return;
+    }
+    uint32_t op0;
+    add_alg_reads(c, argv, lens, &a, &op0);
+    pend *p = batch_add_pend(&c->lp->b, c, rp_zalgebra, op0, (uint32_t)a.nk);
+    zalg *keep = xmalloc(sizeof(*keep) + (size_t)a.nk * sizeof(double));
+    *keep = a;
+    memcpy(keep + 1, a.w, (size_t)a.nk * sizeof(double));
+    free(a.w);
+    keep->w = (double *)(keep + 1);
+    p->aux = keep;
+    p->k = card;
+}
+
+void cmd_zunion(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    zalg_cmd(c, argc, argv, lens, ZOP_UNION, false);
+}
+
+void cmd_zinter(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    zalg_cmd(c, argc, argv, lens, ZOP_INTER, false);
+}
+
+void cmd_zdiff(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    zalg_cmd(c, argc, argv, lens, ZOP_DIFF, false);
+}
+
+void cmd_zintercard(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    zalg_cmd(c, argc, argv, lens, ZOP_INTER, true);
+}
+
+static void zstore_cmd(conn *c, int argc, char **argv, uint32_t *lens, int op, const char *event)
+{
+    zalg a = {.op = op};
+    if (!zalg_args(c, argc, argv, lens, 2, &a, true, false)) {
+        free(a.w);
+        return;
+    }
+    batcher *b = &c->lp->b;
+    uint32_t op0;
+    add_alg_reads(c, argv, lens, &a, &op0);
+    run_alone(c);
+    zs *in = xcalloc((size_t)a.nk, sizeof(*in));
+    bool ok = zalg_inputs(c, b->res, b->out, a.nk, in);
+    zs r = {0};
+    sbuf enc = {0};
+    if (ok) {
+        zalgebra(&a, in, a.nk, &r);
+        zs_encode(&enc, r.e, r.n); /* the members point into the batch's buffer */
+    }
+    batch_reset(b);
+    for (int j = 0; j < a.nk; j++) {
+        zs_free(&in[j]);
+    }
+    free(in);
+    free(a.w);
+    if (ok) {
+        uint32_t n = r.n;
+        uint8_t ev = b->ev;
+        b->ev = KEV_QUIET;
+        if (n == 0) {
+            batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
+        } else {
+            uint32_t i = batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], enc.p,
+                                      (uint32_t)enc.len, 0, 0, true);
+            b->ops[i].type = CUDIS_TYPE_ZSET;
+        }
+        b->ev = ev;
+        run_alone(c);
+        cudis_result w = b->res[0];
+        batch_reset(b);
+        if (w.status != CUDIS_OK) {
+            reply_engine_error(c, w.status);
+        } else {
+            if (n > 0) {
+                keyspace_notify(c->lp, NOTIFY_ZSET, event, b->db, argv[1], lens[1]);
+            } else if (w.flags & CUDIS_R_DONE) {
+                keyspace_notify(c->lp, NOTIFY_GENERIC, "del", b->db, argv[1], lens[1]);
+            }
+            resp_int(&c->out, n);
+        }
+    }
+    zs_free(&r);
+    sbuf_free(&enc);
+}
+
+void cmd_zunionstore(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    zstore_cmd(c, argc, argv, lens, ZOP_UNION, "zunionstore");
+}
+
+void cmd_zinterstore(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    zstore_cmd(c, argc, argv, lens, ZOP_INTER, "zinterstore");
+}
+
+void cmd_zdiffstore(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    zstore_cmd(c, argc, argv, lens, ZOP_DIFF, "zdiffstore");
+}
+
+/* ------------------------------------------------------------------------
+ * ZMPOP BZPOPMIN BZPOPMAX BZMPOP
+ * ---------------------------------------------------------------------- */
+
+/* [key, [[member, score], ...]]: ZMPOP's and BZMPOP's answer. */
+static void reply_keyed(conn *c, const char *key, uint32_t klen, const zent *e, long k)
+{
+    resp_array(&c->out, 2);
+    resp_bulk(&c->out, key, klen);
+    resp_array(&c->out, k);
+    for (long i = 0; i < k; i++) {
+        resp_array(&c->out, 2);
+        resp_bulk(&c->out, e[i].m, e[i].len);
+        reply_score(c, e[i].s);
+    }
+}
+
+/* ZMPOP's numkeys, keys, MIN|MAX [COUNT n] from argv[at]: false with the
+ * error replied. */
+static bool zmpop_args(conn *c, int argc, char **argv, uint32_t *lens, int at, long long *nk,
+                       bool *max, long long *count)
+{
+    *count = 1;
+    if (!util_str2ll(argv[at], lens[at], nk) || *nk <= 0 || *nk > INT_MAX) {
+        conn_error(c, "ERR numkeys should be greater than 0");
+        return false;
+    }
+    long long w = at + 1 + *nk;
+    if (w >= argc || !(util_eq(argv[w], lens[w], "min") || util_eq(argv[w], lens[w], "max"))) {
+        conn_error(c, E_SYNTAX);
+        return false;
+    }
+    *max = util_eq(argv[w], lens[w], "max");
+    bool counted = false;
+    for (int j = (int)w + 1; j < argc; j++) {
+        if (util_eq(argv[j], lens[j], "count") && j + 1 < argc && !counted) {
+            if (!util_str2ll(argv[j + 1], lens[j + 1], count) || *count <= 0) {
+                conn_error(c, "ERR count should be greater than 0");
+                return false;
+            }
+            counted = true;
+            j++;
+        } else {
+            conn_error(c, E_SYNTAX);
+            return false;
+        }
+    }
+    return true;
+}
+
+void cmd_zmpop(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    long long nk, count;
+    bool max;
+    if (!zmpop_args(c, argc, argv, lens, 1, &nk, &max, &count)) {
+        return;
+    }
+    for (int k = 0; k < nk; k++) {
+        sbuf store = {0};
+        zent *e;
+        long n = pop_alone(c, argv[2 + k], lens[2 + k], max, count, &e, &store);
+        if (n != 0) {
+            if (n > 0) {
+                reply_keyed(c, argv[2 + k], lens[2 + k], e, n);
+            }
+            free(e);
+            sbuf_free(&store);
+            return;
+        }
+        free(e);
+        sbuf_free(&store);
+    }
+    resp_null_array(&c->out, c->proto);
+}
+
+/* A pop from key for a blocked (or blocking) BZPOPMIN, BZPOPMAX, BZMPOP:
+ * the set's type is checked first (a wrong type waits on). */
+static int serve_zpop(conn *c, const blk_state *s, const char *key, uint32_t klen)
+{
+    batcher *b = &c->lp->b;
+    uint32_t i = batch_add_op(b, CUDIS_OP_HLEN, 0, key, klen, NULL, 0, 0, 0, false);
+    b->ops[i].type = CUDIS_TYPE_ZSET;
+    run_alone(c);
+    cudis_result r = b->res[0];
+    batch_reset(b);
+    if (r.status == CUDIS_E_WRONGTYPE) {
+        return BLK_WRONGTYPE;
+    }
+    if (r.status == CUDIS_OK && r.num == 0) {
+        return BLK_EMPTY;
+    }
+    sbuf store = {0};
+    zent *e;
+    long n = r.status == CUDIS_OK ? pop_alone(c, key, klen, s->right, s->count, &e, &store) : -1;
+    if (r.status != CUDIS_OK) {
+        reply_engine_error(c, r.status);
+        e = NULL;
+    } else if (n > 0 && s->mpop) {
+        reply_keyed(c, key, klen, e, n);
+    } else if (n > 0) {
+        resp_array(&c->out, 3);
+        resp_bulk(&c->out, key, klen);
+        resp_bulk(&c->out, e[0].m, e[0].len);
+        reply_score(c, e[0].s);
+    }
+    free(e);
+    sbuf_free(&store);
+    return n == 0 ? BLK_EMPTY : BLK_SERVED;
+}
+
+static void bzpop_cmd(conn *c, int argc, char **argv, uint32_t *lens, bool max)
+{
+    int64_t deadline;
+    if (!blocking_timeout_arg(c, argv[argc - 1], lens[argc - 1], &deadline)) {
+        return;
+    }
+    blk_state *s = blocking_state(argc, argv, lens, 1, argc - 2);
+    s->serve = serve_zpop;
+    s->null_array = true;
+    s->right = max;
+    s->count = 1;
+    blocking_try(c, s, deadline);
+}
+
+void cmd_bzpopmin(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    bzpop_cmd(c, argc, argv, lens, false);
+}
+
+void cmd_bzpopmax(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    bzpop_cmd(c, argc, argv, lens, true);
+}
+
+void cmd_bzmpop(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    long long nk, count;
+    bool max;
+    int64_t deadline;
+    if (!zmpop_args(c, argc, argv, lens, 2, &nk, &max, &count) ||
+        !blocking_timeout_arg(c, argv[1], lens[1], &deadline)) {
+        return;
+    }
+    blk_state *s = blocking_state(argc, argv, lens, 3, (int)nk);
+    s->serve = serve_zpop;
+    s->null_array = true;
+    s->right = max;
+    s->count = count;
+    s->mpop = true;
+    blocking_try(c, s, deadline);
 }

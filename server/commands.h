@@ -247,6 +247,17 @@ struct command {
     X(cmd_zpopmax)                                                                                 \
     X(cmd_zrandmember)                                                                             \
     X(cmd_zscan)                                                                                   \
+    X(cmd_zunion)                                                                                  \
+    X(cmd_zinter)                                                                                  \
+    X(cmd_zdiff)                                                                                   \
+    X(cmd_zintercard)                                                                              \
+    X(cmd_zunionstore)                                                                             \
+    X(cmd_zinterstore)                                                                             \
+    X(cmd_zdiffstore)                                                                              \
+    X(cmd_zmpop)                                                                                   \
+    X(cmd_bzpopmin)                                                                                \
+    X(cmd_bzpopmax)                                                                                \
+    X(cmd_bzmpop)                                                                                  \
     X(cmd_expire)                                                                                  \
     X(cmd_pexpire)                                                                                 \
     X(cmd_expireat)                                                                                \

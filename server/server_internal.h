@@ -537,6 +537,13 @@ struct blk_state {
     bool claimed, served, orphan, left;
 };
 bool blocking_active(void); /* any client waits on a key */
+/* The blocking commands' timeout argument (seconds, a float; 0: none) as
+ * a deadline (INT64_MAX: none); false with Redis 7.0's error replied. */
+bool blocking_timeout_arg(conn *c, const char *arg, uint32_t len, int64_t *deadline);
+/* Try s on each of its keys in order; block when all are empty (never
+ * inside EXEC or a script: there the timeout's answer comes at once).
+ * Takes s. A wrong type at once is WRONGTYPE. */
+void blocking_try(conn *c, blk_state *s, int64_t deadline);
 blk_state *blocking_state(int argc, char **argv, uint32_t *lens, int first_key, int nkeys);
 /* c waits on s's keys (takes s) until deadline_ms (INT64_MAX: none). */
 void blocking_block(conn *c, blk_state *s, int64_t deadline_ms);

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """test_blocking.py - the blocking list commands (BLPOP BRPOP BLMPOP BLMOVE
-BRPOPLPUSH) as Redis 7.0 answers them: served at once when a key holds
+BRPOPLPUSH) and sorted set pops (BZPOPMIN BZPOPMAX BZMPOP) as Redis 7.0
+answers them: served at once when a key holds
 elements (first non-empty key, WRONGTYPE), the argument errors, timeouts
 (the null-array answer, RESP3's null), woken by a push from another
 client, served in the order they blocked (also across io-threads), a
@@ -285,6 +286,28 @@ class Blocking(Base):
             self.assertEqual(w.read(), [b"common", b"c%d" % i])
         self.assertEqual(self.blocked(), 0)
 
+
+    def test_sorted_set_pops(self):
+        a = self.block("BZPOPMIN", "z1", "z2", "0")
+        self.c.call("ZADD", "z2", "2", "b", "1", "a")
+        self.assertEqual(a.read(), [b"z2", b"a", b"1"])
+        self.assertEqual(self.conn().call("BZMPOP", "0", "1", "z2", "MAX", "COUNT", "5"),
+                         [b"z2", [[b"b", b"2"]]], "served at once")
+        self.assertEqual(self.blocked(), 0)
+        m = self.block("BZPOPMAX", "z3", "0")
+        self.c.call("RPUSH", "z3", "x")  # a list there: it waits on
+        self.c.call("PING")
+        self.assertEqual(self.blocked(), 1)
+        self.c.call("DEL", "z3")
+        self.c.call("ZADD", "z3", "5", "e", "7", "f")
+        self.assertEqual(m.read(), [b"z3", b"f", b"7"])
+        self.assertEqual(self.c.call("ZRANGE", "z3", "0", "-1"), [b"e"])
+        r3 = self.block("BZPOPMIN", "z4", "0", proto=3)
+        self.c.call("ZADD", "z4", "1.5", "x")
+        self.assertEqual(r3.read(), [b"z4", b"x", 1.5])
+        t = self.conn()
+        t.send("BZPOPMIN", "z9", "0.1")
+        self.assertEqual(t._line(), b"*-1")
 
     def test_producers_and_consumers(self):
         """Every element pushed is popped once, by some waiter (threads)."""

@@ -261,6 +261,83 @@ class ZSets(Base):
         self.assertEqual(c.call("ZCARD", "z4"), 2)
 
 
+    def test_algebra(self):
+        c = self.c
+        c.call("ZADD", "a", "1", "x", "2", "y", "3", "z")
+        c.call("ZADD", "b", "10", "y", "20", "z", "30", "w")
+        c.call("SADD", "s", "x", "w")
+        self.assertEqual(c.call("ZUNION", "2", "a", "b", "WITHSCORES"),
+                         [b"x", b"1", b"y", b"12", b"z", b"23", b"w", b"30"])
+        self.assertEqual(c.call("ZINTER", "2", "a", "b", "WEIGHTS", "2", "1", "AGGREGATE", "MIN",
+                                "WITHSCORES"), [b"y", b"4", b"z", b"6"])
+        self.assertEqual(c.call("ZINTER", "2", "a", "b", "AGGREGATE", "MAX"), [b"y", b"z"])
+        self.assertEqual(c.call("ZDIFF", "2", "a", "b", "WITHSCORES"), [b"x", b"1"])
+        self.assertEqual(c.call("ZUNION", "2", "a", "s", "WITHSCORES"),
+                         [b"w", b"1", b"x", b"2", b"y", b"2", b"z", b"3"], "a set scores 1")
+        self.assertEqual(c.call("ZINTER", "2", "a", "nokey"), [])
+        self.assertEqual(c.call("ZINTERCARD", "2", "a", "b"), 2)
+        self.assertEqual(c.call("ZINTERCARD", "2", "a", "b", "LIMIT", "1"), 1)
+        self.assertEqual(c.call("ZUNIONSTORE", "d", "2", "a", "b", "WEIGHTS", "1", "0.5"), 4)
+        self.assertEqual(c.call("ZRANGE", "d", "0", "-1", "WITHSCORES"),
+                         [b"x", b"1", b"y", b"7", b"z", b"13", b"w", b"15"])
+        self.assertEqual(c.call("ZINTERSTORE", "d", "2", "a", "nokey"), 0)
+        self.assertEqual(c.call("EXISTS", "d"), 0, "an empty result deletes the destination")
+        self.assertEqual(c.call("ZDIFFSTORE", "d", "1", "a"), 3)
+        c.call("ZADD", "neg", "-1", "m")
+        self.assertEqual(c.call("ZUNION", "1", "neg", "WEIGHTS", "0", "WITHSCORES"), [b"m", b"-0"])
+        self.assertEqual(c.call("ZUNIONSTORE", "d", "1", "neg", "WEIGHTS", "0"), 1)
+        self.assertEqual(c.call("ZSCORE", "d", "m"), b"0", "stored, -0 is 0")
+        self.assertEqual(c.call("ZINCRBY", "d2", "-0", "m"), b"-0")
+        self.assertEqual(c.call("ZSCORE", "d2", "m"), b"0")
+        c.call("ZADD", "i", "inf", "m")
+        self.assertEqual(c.call("ZUNION", "1", "i", "WEIGHTS", "0", "WITHSCORES"), [b"m", b"0"])
+        c.call("ZADD", "j", "-inf", "m")
+        self.assertEqual(c.call("ZUNION", "2", "i", "j", "WITHSCORES"), [b"m", b"0"])
+        c.call("SET", "str", "v")
+        self.assertEqual(c.call("ZUNION", "2", "a", "str"), WRONGTYPE)
+        self.assertEqual(c.call("ZUNIONSTORE", "d", "1", "str"), WRONGTYPE)
+        self.assertEqual(c.call("ZUNION", "0", "a"),
+                         Err("ERR at least 1 input key is needed for 'zunion' command"))
+        self.assertEqual(c.call("ZINTERSTORE", "d", "0", "a"),
+                         Err("ERR at least 1 input key is needed for 'zinterstore' command"))
+        self.assertEqual(c.call("ZUNION", "3", "a", "b"), Err("ERR syntax error"))
+        self.assertEqual(c.call("ZUNION", "x", "a"), Err("ERR value is not an integer or out of range"))
+        self.assertEqual(c.call("ZUNION", "1", "a", "WEIGHTS", "x"), Err("ERR weight value is not a float"))
+        self.assertEqual(c.call("ZUNION", "1", "a", "WEIGHTS", "1", "2"), Err("ERR syntax error"))
+        self.assertEqual(c.call("ZUNION", "1", "a", "AGGREGATE", "avg"), Err("ERR syntax error"))
+        self.assertEqual(c.call("ZDIFF", "1", "a", "WEIGHTS", "1"), Err("ERR syntax error"))
+        self.assertEqual(c.call("ZUNIONSTORE", "d", "1", "a", "WITHSCORES"), Err("ERR syntax error"))
+        self.assertEqual(c.call("ZINTERCARD", "1", "a", "LIMIT", "-1"), Err("ERR LIMIT can't be negative"))
+        self.assertEqual(c.call("ZINTERCARD", "1", "a", "WITHSCORES"), Err("ERR syntax error"))
+
+    def test_zmpop(self):
+        c = self.c
+        c.call("ZADD", "b", "1", "x", "2", "y", "3", "z")
+        self.assertEqual(c.call("ZMPOP", "2", "a", "b", "MIN"), [b"b", [[b"x", b"1"]]])
+        self.assertEqual(c.call("ZMPOP", "2", "a", "b", "MAX", "COUNT", "5"),
+                         [b"b", [[b"z", b"3"], [b"y", b"2"]]])
+        self.assertIsNone(c.call("ZMPOP", "2", "a", "b", "MIN"))
+        self.assertEqual(c.call("EXISTS", "b"), 0)
+        self.assertEqual(c.call("ZMPOP", "0", "a", "MIN"), Err("ERR numkeys should be greater than 0"))
+        self.assertEqual(c.call("ZMPOP", "1", "a", "UP"), Err("ERR syntax error"))
+        self.assertEqual(c.call("ZMPOP", "1", "a", "MIN", "COUNT", "0"),
+                         Err("ERR count should be greater than 0"))
+        c.call("ZADD", "b", "1", "x")
+        self.assertEqual(c.call("BZPOPMIN", "a", "b", "0"), [b"b", b"x", b"1"])
+        c.call("ZADD", "b", "1", "x", "2", "y")
+        self.assertEqual(c.call("BZPOPMAX", "b", "0"), [b"b", b"y", b"2"])
+        self.assertEqual(c.call("BZMPOP", "0", "1", "b", "MIN", "COUNT", "3"), [b"b", [[b"x", b"1"]]])
+        c.send("BZPOPMIN", "b", "0.1")
+        self.assertEqual(c._line(), b"*-1")
+        c.call("SET", "s", "v")
+        self.assertEqual(c.call("BZPOPMIN", "s", "0"), WRONGTYPE)
+        self.assertEqual(c.call("BZPOPMIN", "b", "x"), Err("ERR timeout is not a float or out of range"))
+        c.call("MULTI")
+        c.call("BZPOPMIN", "b", "0")
+        self.assertEqual(c.call("EXEC"), [None])
+        self.assertIsNone(c.call("EVAL", "return redis.call('bzmpop', 0, 1, KEYS[1], 'min')", "1", "b"))
+
+
 class ZSetsBesideRedis(BesideRedis):
     def test_dump_both_ways(self):
         members = [("1", "a"), ("-2.5", "b"), ("inf", "c"), ("3", "dd" * 40), ("0.1", "e")]
@@ -298,7 +375,7 @@ class ZSetsBesideRedis(BesideRedis):
         for step in range(2500):
             k = rng.choice(keys)
             m = rng.choice(members)
-            r = rng.randrange(20)
+            r = rng.randrange(21)
             if r < 4:
                 opts = rng.choice([[], ["NX"], ["XX"], ["GT"], ["LT"], ["CH"], ["GT", "CH"],
                                    ["XX", "CH"], ["INCR"]])
@@ -341,7 +418,22 @@ class ZSetsBesideRedis(BesideRedis):
             elif r == 17:
                 cmd = ["ZRANGESTORE", rng.choice(keys), k, idx(), idx()]
             elif r == 18:
-                cmd = ["ZREVRANGE", k, idx(), idx(), "WITHSCORES"]
+                cmd = rng.choice([["ZREVRANGE", k, idx(), idx(), "WITHSCORES"],
+                                  ["ZMPOP", "2", k, rng.choice(keys), rng.choice(["MIN", "MAX"]),
+                                   "COUNT", "2"]])
+            elif r == 19:
+                op = rng.choice(["ZUNION", "ZINTER", "ZDIFF", "ZUNIONSTORE", "ZINTERSTORE",
+                                 "ZDIFFSTORE", "ZINTERCARD"])
+                ks = rng.sample(keys, rng.randrange(1, 4))
+                cmd = [op] + ([rng.choice(keys)] if op.endswith("STORE") else []) + \
+                    [str(len(ks))] + ks
+                if op in ("ZUNION", "ZINTER", "ZUNIONSTORE", "ZINTERSTORE"):
+                    if rng.random() < 0.5:
+                        cmd += ["WEIGHTS"] + [rng.choice(["1", "2", "0.5", "-1", "0"]) for _ in ks]
+                    if rng.random() < 0.5:
+                        cmd += ["AGGREGATE", rng.choice(["SUM", "MIN", "MAX"])]
+                if op in ("ZUNION", "ZINTER", "ZDIFF") and rng.random() < 0.7:
+                    cmd += ["WITHSCORES"]
             else:
                 cmd = rng.choice([["DEL", k], ["SET", k, "v"], ["ZSCAN", k, "0"]])
             got, want = self.c.call(*cmd), self.rc.call(*cmd)
