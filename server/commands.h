@@ -258,6 +258,8 @@ struct command {
     X(cmd_bzpopmin)                                                                                \
     X(cmd_bzpopmax)                                                                                \
     X(cmd_bzmpop)                                                                                  \
+    X(cmd_sort)                                                                                    \
+    X(cmd_sort_ro)                                                                                 \
     X(cmd_expire)                                                                                  \
     X(cmd_pexpire)                                                                                 \
     X(cmd_expireat)                                                                                \

@@ -9,6 +9,10 @@
 #      for small sets and lists spread over HASHES keys: "SADD s:__rand_int__
 #      m__rand_int__", "SISMEMBER ...", "LPUSH l:__rand_int__ <32 bytes>",
 #      "RPOP l:__rand_int__" (each placeholder is its own random number);
+#      and on ZSETS sorted sets of 1,000 members (scores 0..999): "ZADD
+#      z:__rand_int__ __rand_int__ m__rand_int__" (a new score for one of
+#      the first ZSETS members) and "ZRANGEBYSCORE z:__rand_int__
+#      __rand_int__ +inf LIMIT 0 10" (placeholders over 0..ZSETS-1);
 #   2. the HPS pattern: one hash of FIELDS fields (8-byte names, 256-byte
 #      values), HMGET of 1,000 random fields, DEPTH commands in flight,
 #      for SECS seconds: rows/s; beside it MGET of 1,000 of FIELDS string
@@ -18,18 +22,19 @@
 # Prints tables, writes CSV, and says which targets were met.
 #
 # Usage: bench/server/hashes.sh      (N=1000000 HASHES=10000 FIELDS=100000)
-# Env: N, HASHES, FIELDS, SECS (3), DEPTH (4), PIPES ("16 1"), TESTS (the six
-#      above), REPEAT (3), MAXMEMORY
+# Env: N, HASHES, ZSETS (100), FIELDS, SECS (3), DEPTH (4), PIPES ("16 1"),
+#      TESTS (the eight above), REPEAT (3), MAXMEMORY
 #      (2gb), CUDIS, REDIS, CUDIS_ARGS, SERVER_CPU, LOAD_CPU, OUT.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 N=${N:-1000000}
 HASHES=${HASHES:-10000}
+ZSETS=${ZSETS:-100}
 FIELDS=${FIELDS:-100000}
 SECS=${SECS:-3}
 DEPTH=${DEPTH:-4}
 PIPES=${PIPES:-"16 1"}
-TESTS=${TESTS:-"hset hget sadd sismember lpush rpop"}
+TESTS=${TESTS:-"hset hget sadd sismember lpush rpop zadd zrangebyscore"}
 REPEAT=${REPEAT:-3}
 MAXMEMORY=${MAXMEMORY:-2gb}
 CUDIS_ARGS=${CUDIS_ARGS:-}
@@ -121,6 +126,11 @@ if what == "small":  # HASHES hashes of 10 fields
     hashes, val = int(sys.argv[3]), sys.argv[4]
     send_all(port, [cmd("HSET", "h:%012d" % i, *[x for j in range(10) for x in ("f%d" % j, val)])
                     for i in range(hashes)])
+elif what == "zsets":  # ZSETS sorted sets of 1,000 members, scores 0..999
+    zsets = int(sys.argv[3])
+    send_all(port, [cmd("ZADD", "z:%012d" % i, *[x for j in range(1000)
+                                                for x in (str(j), "m%012d" % j)])
+                    for i in range(zsets)])
 elif what in ("hash", "strings"):  # FIELDS fields as one hash / as string keys; bytes used
     fields = int(sys.argv[3])
     val = b"x" * 256
@@ -170,7 +180,7 @@ bench() {
   shift 2
   t0=$(cpu_ticks "${PID[$name]}")
   line=$(taskset -c "$LOAD_CPU" redis-benchmark -h 127.0.0.1 -p "${PORT[$name]}" -c 50 -n "$N" \
-           -r "$HASHES" -P "$pipe" --csv "$@" 2>"$TMP/err" | tail -1)
+           -r "${BRANGE:-$HASHES}" -P "$pipe" --csv "$@" 2>"$TMP/err" | tail -1)
   t1=$(cpu_ticks "${PID[$name]}")
   if [[ -z $line ]] || grep -q "ERR\|rror" "$TMP/err"; then
     echo "hashes.sh: redis-benchmark against $name failed:" >&2
@@ -193,7 +203,10 @@ echo "kind,pipeline,test,server,value,p50_ms,p99_ms,server_cpu_s" >"$CSV"
 declare -A R
 fail=0
 
-for name in cudis redis; do py small "${PORT[$name]}" "$HASHES" "$VAL32"; done
+for name in cudis redis; do
+  py small "${PORT[$name]}" "$HASHES" "$VAL32"
+  py zsets "${PORT[$name]}" "$ZSETS"
+done
 printf '\n| -P | test | cudis rps | redis rps | cudis/redis | rps per CPU-s cudis/redis | target | met |\n'
 printf '|---:|------|---:|---:|---:|---:|---|---|\n'
 for pipe in $PIPES; do
@@ -205,10 +218,14 @@ for pipe in $PIPES; do
       sismember) args=(sismember s:__rand_int__ m__rand_int__) ;;
       lpush) args=(lpush l:__rand_int__ "$VAL32") ;;
       rpop) args=(rpop l:__rand_int__) ;;
+      zadd) args=(zadd z:__rand_int__ __rand_int__ m__rand_int__) ;;
+      zrangebyscore) args=(zrangebyscore z:__rand_int__ __rand_int__ +inf limit 0 10) ;;
       *) echo "hashes.sh: unknown test $test" >&2; exit 1 ;;
     esac
     : >"$TMP/rows.cudis"
     : >"$TMP/rows.redis"
+    BRANGE=$HASHES
+    [[ $test == z* ]] && BRANGE=$ZSETS
     for _ in $(seq "$REPEAT"); do # alternate the servers: noise hits both
       for name in cudis redis; do
         bench "$name" "$pipe" "${args[@]}" >>"$TMP/rows.$name"
