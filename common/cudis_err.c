@@ -25,6 +25,7 @@ const char *cudis_strerror(int err)
     case CUDIS_E_DEVFAIL: return "device failed";
     case CUDIS_E_NOFIT: return "item larger than the memory budget";
     case CUDIS_E_WRONGTYPE: return "the key holds another type";
+    case CUDIS_E_NAN: return "the resulting score is not a number";
     default: return "unknown error";
     }
 }

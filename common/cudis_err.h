@@ -31,6 +31,7 @@ enum cudis_err {
     CUDIS_E_DEVFAIL = -18,     /* the device failed (fault, hung kernel): the engine is unusable */
     CUDIS_E_NOFIT = -19,       /* the item is bigger than all the store's memory for items */
     CUDIS_E_WRONGTYPE = -20,   /* the key holds another type than the op works on */
+    CUDIS_E_NAN = -21,         /* an increment of a score made a NaN */
 };
 
 /* Short English text for an error code; never NULL. */

@@ -107,6 +107,24 @@ enum cudis_op_code {
     CUDIS_OP_LPOP,  /* arg = count >= 1; F_RIGHT: from the tail. Returns the popped
                      * entries as they lie in the list (a tail pop: last one last);
                      * res.num = how many; the last one popped deletes the key */
+    /* Sorted sets: one item of type CUDIS_TYPE_ZSET in the same encoding,
+     * each member a field whose value is its score (8 bytes, an IEEE
+     * double as the host stores it; -0 is stored as 0), entries in
+     * (score, member bytes) order (cudis_zcmp). HSET HDEL HGET HLEN with
+     * op->type ZSET read and remove members; these two keep the order. */
+    CUDIS_OP_ZADD,   /* value = one entry: varint(len) member varint(8) score;
+                      * F_NX F_XX F_GT F_LT as ZADD's options; F_INCR: the score
+                      * is an increment. res.num = 1 when the member was added
+                      * (F_INCR: the new score's bits); R_DONE when written;
+                      * R_SKIPPED when NX/XX/GT/LT said no; CUDIS_E_NAN when an
+                      * increment makes a NaN. Creates the key, keeps its expiry */
+    CUDIS_OP_ZRANGE, /* value = cudis_zrange_arg; F_BYSCORE: [min, max] with
+                      * arg's CUDIS_ZR_MINEX / MAXEX, then LIMIT off, count
+                      * (count < 0: all; off < 0: none); else ranks start..stop
+                      * as ZRANGE's (negative from the end); F_RIGHT: REV (ranks
+                      * and LIMIT count from the top). Returns the entries
+                      * selected as one run of the value in set order (a REV
+                      * reply reads it backwards); res.num = how many */
     CUDIS_OP__COUNT
 };
 
@@ -156,7 +174,9 @@ enum cudis_policy {
 #define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
 #define CUDIS_F_BIT1 0x0400    /* SETBIT: the bit becomes 1 */
 #define CUDIS_F_NOTOUCH 0x0800 /* GET: leave the key's recency as it is (CLIENT NO-TOUCH) */
-#define CUDIS_F_RIGHT 0x2000   /* LPUSH, LPOP: the list's tail */
+#define CUDIS_F_RIGHT 0x2000   /* LPUSH, LPOP: the list's tail. ZRANGE: REV */
+#define CUDIS_F_INCR 0x4000    /* ZADD: the score is an increment (ZADD INCR, ZINCRBY) */
+#define CUDIS_F_BYSCORE 0x4000 /* ZRANGE: a score range (else ranks) */
 #define CUDIS_F_STAMP                                                                              \
     0x1000 /* EXISTS: res.num = the key's recency stamp (the low 32 bits                           \
             * of engine_clock at its last access) */
@@ -185,6 +205,7 @@ typedef struct cudis_op {
 #define CUDIS_R_DONE 0x2  /* the op was applied (written, deleted, expiry changed) */
 #define CUDIS_R_VALUE 0x4 /* a value is at batch->out + val_off, val_len bytes */
 #define CUDIS_R_GONE 0x8  /* a hash op removed the key (its last field went) */
+#define CUDIS_R_SKIPPED 0x10 /* ZADD: NX, XX, GT or LT kept the op from applying */
 
 typedef struct cudis_result {
     int32_t status;    /* CUDIS_OK, or a negative CUDIS_E_* for this op alone */
@@ -327,7 +348,7 @@ typedef struct cudis_plan {
     uint32_t new_len;    /* WRITE: the new value's length */
     uint32_t ret_off, ret_len; /* return_old: the bytes returned */
     uint32_t old_len, arg_len; /* with hedit: the current value's and the edits' lengths */
-    cudis_seg seg[3];    /* WRITE: the new value is these segments, in order */
+    cudis_seg seg[6];    /* WRITE: the new value is these segments, in order */
     char num[24];        /* text of an INCRBY / HINCRBY result */
 } cudis_plan;
 
@@ -416,7 +437,8 @@ CUDIS_HD static inline bool cudis_op_has_val(uint8_t code)
 {
     return code == CUDIS_OP_SET || code == CUDIS_OP_APPEND || code == CUDIS_OP_SETRANGE ||
            code == CUDIS_OP_HSET || code == CUDIS_OP_HDEL || code == CUDIS_OP_HGET ||
-           code == CUDIS_OP_HINCRBY || code == CUDIS_OP_LPUSH;
+           code == CUDIS_OP_HINCRBY || code == CUDIS_OP_LPUSH || code == CUDIS_OP_ZADD ||
+           code == CUDIS_OP_ZRANGE;
 }
 
 /* The type an op works on: CUDIS_TYPE_ANY for those that take any key. */
@@ -440,6 +462,8 @@ CUDIS_HD static inline uint8_t cudis_op_wants(const cudis_op *op)
     case CUDIS_OP_HINCRBY: return CUDIS_TYPE_HASH;
     case CUDIS_OP_LPUSH:
     case CUDIS_OP_LPOP: return CUDIS_TYPE_LIST;
+    case CUDIS_OP_ZADD:
+    case CUDIS_OP_ZRANGE: return CUDIS_TYPE_ZSET;
     default: return CUDIS_TYPE_ANY;
     }
 }
@@ -649,6 +673,254 @@ CUDIS_HD static inline int cudis_plan_list(const cudis_op *op, const uint8_t *ar
     }
     p->new_len = CUDIS_HASH_HDR + (right ? cut - CUDIS_HASH_HDR : old_len - cut);
     p->action = CUDIS_ACT_WRITE;
+    return CUDIS_OK;
+}
+
+/* ------------------------------------------------------------------------
+ * Sorted sets
+ * ---------------------------------------------------------------------- */
+
+/* ZRANGE's value argument (read byte by byte: the batch need not align it). */
+typedef struct cudis_zrange_arg {
+    double min, max; /* F_BYSCORE: the score range */
+    int64_t a, b;    /* F_BYSCORE: LIMIT offset, count; else start, stop ranks */
+} cudis_zrange_arg;
+
+#define CUDIS_ZR_MINEX 1 /* ZRANGE op->arg: the min bound is exclusive */
+#define CUDIS_ZR_MAXEX 2 /* ZRANGE op->arg: the max bound is exclusive */
+
+CUDIS_HD static inline double cudis_bits_double(uint64_t u)
+{
+    union {
+        uint64_t u;
+        double d;
+    } x;
+    x.u = u;
+    return x.d;
+}
+
+CUDIS_HD static inline uint64_t cudis_double_bits(double d)
+{
+    union {
+        uint64_t u;
+        double d;
+    } x;
+    x.d = d;
+    return x.u;
+}
+
+/* An entry's score (one that is not 8 bytes reads as 0). */
+CUDIS_HD static inline double cudis_zscore(const cudis_hentry *e)
+{
+    return e->vlen == 8 ? cudis_bits_double(cudis_read_le(e->v, 8)) : 0;
+}
+
+/* Redis's order of a zset: by score, then by member bytes (the shorter
+ * first where one is the other's prefix). */
+CUDIS_HD static inline int cudis_zcmp(double as, const uint8_t *am, uint32_t alen, double bs,
+                                      const uint8_t *bm, uint32_t blen)
+{
+    if (as != bs) {
+        return as < bs ? -1 : 1;
+    }
+    uint32_t n = alen < blen ? alen : blen;
+    for (uint32_t i = 0; i < n; i++) {
+        if (am[i] != bm[i]) {
+            return am[i] < bm[i] ? -1 : 1;
+        }
+    }
+    return (alen > blen) - (alen < blen);
+}
+
+/* ZADD of one member: the value rebuilt from segments around the old
+ * entry (removed) and the new one (inserted where the order puts it). */
+CUDIS_HD static inline int cudis_plan_zadd(const cudis_op *op, const uint8_t *arg,
+                                           const cudis_cur *cur, uint32_t max_val_len,
+                                           cudis_plan *p, cudis_result *res)
+{
+    const uint8_t *old = cur->found ? cur->val : 0;
+    uint32_t old_len = cur->found ? cur->val_len : CUDIS_HASH_HDR;
+    cudis_hentry ne, oe = {0, 0, 0, 0, 0}, e;
+    if (!cudis_hentry_at(arg, op->val_len, true, &ne) || ne.size != op->val_len || ne.vlen != 8 ||
+        (cur->found && old_len < CUDIS_HASH_HDR)) {
+        return CUDIS_E_INVAL;
+    }
+    p->new_type = CUDIS_TYPE_ZSET;
+    double s = cudis_zscore(&ne);
+    bool has = false;
+    uint32_t oa = 0, ob = 0; /* the member's entry, when it has one */
+    for (uint32_t at = CUDIS_HASH_HDR; cur->found && at < old_len; at += oe.size) {
+        if (!cudis_hentry_at(old + at, old_len - at, true, &oe)) {
+            return CUDIS_E_INVAL;
+        }
+        if (cudis_bytes_same(oe.f, oe.flen, ne.f, ne.flen)) {
+            has = true;
+            oa = at;
+            ob = at + oe.size;
+            break;
+        }
+    }
+    bool incr = (op->flags & CUDIS_F_INCR) != 0;
+    if (has) {
+        double now = cudis_zscore(&oe);
+        double ns = incr ? now + s : s;
+        if (op->flags & CUDIS_F_NX) {
+            res->flags |= CUDIS_R_SKIPPED;
+            return CUDIS_OK;
+        }
+        if (ns != ns) {
+            return CUDIS_E_NAN;
+        }
+        if (((op->flags & CUDIS_F_GT) && ns <= now) || ((op->flags & CUDIS_F_LT) && ns >= now)) {
+            res->flags |= CUDIS_R_SKIPPED;
+            return CUDIS_OK;
+        }
+        res->num = incr ? (int64_t)cudis_double_bits(ns) : 0;
+        if (ns == now) {
+            return CUDIS_OK; /* the same score: nothing to write */
+        }
+        s = ns;
+    } else {
+        if (op->flags & CUDIS_F_XX) {
+            res->flags |= CUDIS_R_SKIPPED;
+            return CUDIS_OK;
+        }
+        res->num = incr ? (int64_t)cudis_double_bits(s) : 1;
+    }
+    if (s == 0) {
+        s = 0; /* -0 is stored as 0 */
+    }
+    uint32_t n = cur->found ? cudis_hash_count(old, old_len) : 0;
+    /* where the new entry goes: before the first entry ordered after it */
+    uint32_t ins = old_len;
+    for (uint32_t at = CUDIS_HASH_HDR; at < old_len; at += e.size) {
+        if (!cudis_hentry_at(old + at, old_len - at, true, &e)) {
+            return CUDIS_E_INVAL;
+        }
+        if ((!has || at != oa) && cudis_zcmp(cudis_zscore(&e), e.f, e.flen, s, ne.f, ne.flen) > 0) {
+            ins = at;
+            break;
+        }
+    }
+    uint64_t len = (uint64_t)old_len - (ob - oa) + ne.size;
+    if (len > max_val_len) {
+        return CUDIS_E_VALTOOBIG;
+    }
+    res->flags |= CUDIS_R_DONE;
+    p->action = CUDIS_ACT_WRITE;
+    p->touch = true;
+    p->new_len = (uint32_t)len;
+    cudis_plan_count(p, has ? n : n + 1);
+    uint64_t bits = cudis_double_bits(s);
+    for (int i = 0; i < 8; i++) {
+        p->num[CUDIS_HASH_HDR + i] = (char)(uint8_t)(bits >> (8 * i));
+    }
+    p->num_len = CUDIS_HASH_HDR + 8;
+    cudis_plan_seg(p, CUDIS_SEG_NUM, 0, CUDIS_HASH_HDR);
+    /* the old entries before ins, less the old one, the new one, the rest */
+    uint32_t cut = has && oa < ins ? oa : ins;
+    cudis_plan_seg(p, CUDIS_SEG_OLD, CUDIS_HASH_HDR, cut - CUDIS_HASH_HDR);
+    if (has && oa < ins) {
+        cudis_plan_seg(p, CUDIS_SEG_OLD, ob, ins - ob);
+    }
+    cudis_plan_seg(p, CUDIS_SEG_ARG, 0, ne.size - 8);
+    cudis_plan_seg(p, CUDIS_SEG_NUM, CUDIS_HASH_HDR, 8);
+    if (has && oa >= ins) {
+        cudis_plan_seg(p, CUDIS_SEG_OLD, ins, oa - ins);
+        cudis_plan_seg(p, CUDIS_SEG_OLD, ob, old_len - ob);
+    } else {
+        cudis_plan_seg(p, CUDIS_SEG_OLD, ins, old_len - ins);
+    }
+    return CUDIS_OK;
+}
+
+/* ZRANGE by rank or score: the run of entries selected, as a slice. */
+CUDIS_HD static inline int cudis_plan_zrange(const cudis_op *op, const uint8_t *arg,
+                                             const cudis_cur *cur, cudis_plan *p,
+                                             cudis_result *res)
+{
+    p->lookup = true;
+    if (op->val_len != sizeof(cudis_zrange_arg)) {
+        return CUDIS_E_INVAL;
+    }
+    if (!cur->found) {
+        return CUDIS_OK;
+    }
+    const uint8_t *h = cur->val;
+    uint32_t len = cur->val_len;
+    if (len < CUDIS_HASH_HDR) {
+        return CUDIS_E_INVAL;
+    }
+    double min = cudis_bits_double(cudis_read_le(arg, 8));
+    double max = cudis_bits_double(cudis_read_le(arg + 8, 8));
+    int64_t a = (int64_t)cudis_read_le(arg + 16, 8), b = (int64_t)cudis_read_le(arg + 24, 8);
+    int64_t n = cudis_hash_count(h, len);
+    bool rev = (op->flags & CUDIS_F_RIGHT) != 0;
+    int64_t lo, hi; /* the entries selected, by forward index, inclusive */
+    cudis_hentry e;
+    if (op->flags & CUDIS_F_BYSCORE) {
+        int64_t i0 = 0, i1 = 0; /* entries below min; entries up to max */
+        for (uint32_t at = CUDIS_HASH_HDR; at < len; at += e.size) {
+            if (!cudis_hentry_at(h + at, len - at, true, &e)) {
+                return CUDIS_E_INVAL;
+            }
+            double s = cudis_zscore(&e);
+            bool below = (op->arg & CUDIS_ZR_MINEX) ? s <= min : s < min;
+            bool upto = (op->arg & CUDIS_ZR_MAXEX) ? s < max : s <= max;
+            if (!upto) {
+                break;
+            }
+            i0 += below;
+            i1++;
+            if (!rev && a >= 0 && b >= 0 && i1 - i0 >= a + b) {
+                break; /* LIMIT's entries are counted: the rest is not wanted */
+            }
+        }
+        /* matches are [i0, i1); LIMIT a, b counts from the end REV walks from */
+        lo = i0;
+        hi = i1 - 1;
+        if (a < 0) {
+            hi = lo - 1; /* Redis: a negative offset selects nothing */
+        } else if (rev) {
+            hi = a > hi - lo + 1 ? lo - 1 : hi - a;
+            if (b >= 0 && hi - lo + 1 > b) {
+                lo = hi - b + 1;
+            }
+        } else {
+            lo = a > hi - lo + 1 ? hi + 1 : lo + a;
+            if (b >= 0 && hi - lo + 1 > b) {
+                hi = lo + b - 1;
+            }
+        }
+    } else {
+        int64_t s = a < 0 ? a + n : a, t = b < 0 ? b + n : b;
+        if (s < 0) {
+            s = 0;
+        }
+        if (t >= n) {
+            t = n - 1;
+        }
+        lo = rev ? n - 1 - t : s;
+        hi = rev ? n - 1 - s : t;
+    }
+    p->touch = !(op->flags & CUDIS_F_NOTOUCH);
+    p->return_old = true;
+    p->ret_off = CUDIS_HASH_HDR;
+    p->ret_len = 0;
+    if (lo > hi || lo >= n || hi < 0) {
+        return CUDIS_OK;
+    }
+    uint32_t at = CUDIS_HASH_HDR;
+    for (int64_t i = 0; i <= hi; i++, at += e.size) {
+        if (i == lo) {
+            p->ret_off = at;
+        }
+        if (!cudis_hentry_at(h + at, len - at, true, &e)) {
+            return CUDIS_E_INVAL;
+        }
+    }
+    p->ret_len = at - p->ret_off;
+    res->num = hi - lo + 1;
     return CUDIS_OK;
 }
 
@@ -892,6 +1164,8 @@ CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *arg,
     case CUDIS_OP_HLEN: return cudis_plan_hash(op, arg, cur, max_val_len, p, res);
     case CUDIS_OP_LPUSH:
     case CUDIS_OP_LPOP: return cudis_plan_list(op, arg, cur, max_val_len, p, res);
+    case CUDIS_OP_ZADD: return cudis_plan_zadd(op, arg, cur, max_val_len, p, res);
+    case CUDIS_OP_ZRANGE: return cudis_plan_zrange(op, arg, cur, p, res);
 
     default:
         return CUDIS_E_INVAL;

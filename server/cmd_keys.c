@@ -50,6 +50,7 @@ void reply_engine_error(conn *c, int status)
     case CUDIS_E_WRONGTYPE:
         conn_error(c, "WRONGTYPE Operation against a key holding the wrong kind of value");
         break;
+    case CUDIS_E_NAN: conn_error(c, "ERR resulting score is not a number (NaN)"); break;
     case CUDIS_E_FULL:
     case CUDIS_E_NOMEM:
         conn_error(c, "OOM command not allowed when used memory > 'maxmemory'.");

@@ -371,9 +371,8 @@ static int write_alone(conn *c, const char *key, uint32_t klen, const zent *e, u
 
 enum { ZA_NX = 1, ZA_XX = 2, ZA_GT = 4, ZA_LT = 8, ZA_CH = 16, ZA_INCR = 32 };
 
-/* ZADD's work once parsed: pairs argv[at..argc) of score, member. */
-static void zadd_generic(conn *c, int argc, char **argv, uint32_t *lens, int at, int fl,
-                         bool is_zincrby)
+/* ZADD of several pairs argv[at..argc) of score, member: read, edit, write alone. */
+static void zadd_generic(conn *c, int argc, char **argv, uint32_t *lens, int at, int fl)
 {
     int npairs = (argc - at) / 2;
     double *sc = xmalloc((size_t)npairs * sizeof(*sc));
@@ -453,9 +452,45 @@ static void zadd_generic(conn *c, int argc, char **argv, uint32_t *lens, int at,
             }
         }
     }
-    (void)is_zincrby;
     zs_free(&z);
     sbuf_free(&store);
+}
+
+static void rp_zadd(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (res_failed(c, r)) {
+        return;
+    }
+    if (p->k & ZA_INCR) {
+        if (r->flags & CUDIS_R_SKIPPED) {
+            resp_null(&c->out, c->proto); /* NX, XX, GT or LT said no */
+        } else {
+            reply_score(c, cudis_bits_double((uint64_t)r->num));
+        }
+    } else {
+        resp_int(&c->out, (p->k & ZA_CH) ? (r->flags & CUDIS_R_DONE) != 0 : r->num);
+    }
+}
+
+/* ZADD of one pair argv[at], argv[at + 1] (and ZINCRBY): the engine's op. */
+static void zadd1(conn *c, char **argv, uint32_t *lens, int at, int fl)
+{
+    double s;
+    if (!parse_score(argv[at], lens[at], &s)) {
+        conn_error(c, E_FLOAT);
+        return;
+    }
+    uint32_t mlen = lens[at + 1];
+    uint8_t *e = xmalloc((size_t)mlen + 16);
+    uint32_t n = cudis_put_entry(e, (const uint8_t *)argv[at + 1], mlen, (const uint8_t *)&s,
+                                 sizeof(s));
+    uint16_t f = ((fl & ZA_NX) ? CUDIS_F_NX : 0) | ((fl & ZA_XX) ? CUDIS_F_XX : 0) |
+                 ((fl & ZA_GT) ? CUDIS_F_GT : 0) | ((fl & ZA_LT) ? CUDIS_F_LT : 0) |
+                 ((fl & ZA_INCR) ? CUDIS_F_INCR : 0);
+    pend *p = z_op(c, CUDIS_OP_ZADD, f, argv[1], lens[1], e, n, true, rp_zadd);
+    p->k = fl;
+    free(e);
 }
 
 void cmd_zadd(conn *c, int argc, char **argv, uint32_t *lens)
@@ -494,13 +529,17 @@ void cmd_zadd(conn *c, int argc, char **argv, uint32_t *lens)
         conn_error(c, "ERR INCR option supports a single increment-element pair");
         return;
     }
-    zadd_generic(c, argc, argv, lens, at, fl, false);
+    if (left == 2) {
+        zadd1(c, argv, lens, at, fl);
+        return;
+    }
+    zadd_generic(c, argc, argv, lens, at, fl);
 }
 
 void cmd_zincrby(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
-    zadd_generic(c, 4, argv, lens, 2, ZA_INCR, true);
+    zadd1(c, argv, lens, 2, ZA_INCR);
 }
 
 /* ------------------------------------------------------------------------
@@ -820,12 +859,57 @@ static bool range_args(conn *c, zreq *q, int argc, char **argv, uint32_t *lens, 
     return true;
 }
 
+/* The ZRANGE op's answer: the run of entries selected, in set order. */
+static void rp_zslice(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *r = RES(b, p, 0);
+    if (res_failed(c, r)) {
+        return;
+    }
+    const uint8_t *h = b->out + r->val_off;
+    uint32_t len = (r->flags & CUDIS_R_VALUE) ? r->val_len : 0;
+    long n = (long)r->num;
+    zent *e = xmalloc(((size_t)n + 1) * sizeof(*e));
+    const zent **v = xmalloc(((size_t)n + 1) * sizeof(*v));
+    long k = 0;
+    cudis_hentry x;
+    for (uint32_t at = 0; k < n && at < len && cudis_hentry_at(h + at, len - at, true, &x);
+         at += x.size) {
+        e[k++] = (zent){score_of(&x), x.f, x.flen};
+    }
+    bool rev = (p->k & 1) != 0;
+    for (long i = 0; i < k; i++) {
+        v[i] = &e[rev ? k - 1 - i : i];
+    }
+    reply_members(&c->out, c->proto, v, k, (p->k & 2) != 0);
+    free(v);
+    free(e);
+}
+
+/* ZRANGE by rank or score as the engine's ZRANGE op (BYLEX reads the set:
+ * its walk is Redis's listpack walk, cmd lex_start). */
 static void range_cmd(conn *c, int argc, char **argv, uint32_t *lens, int by, bool rev, int allow)
 {
     zreq q;
-    if (range_args(c, &q, argc, argv, lens, by, rev, allow, false)) {
-        queue_req(c, argv[1], lens[1], &q, rp_range);
+    if (!range_args(c, &q, argc, argv, lens, by, rev, allow, false)) {
+        return;
     }
+    if (q.by == BY_LEX) {
+        queue_req(c, argv[1], lens[1], &q, rp_range);
+        return;
+    }
+    cudis_zrange_arg za = {0, 0, q.start, q.stop};
+    uint16_t fl = q.rev ? CUDIS_F_RIGHT : 0;
+    int64_t ex = 0;
+    if (q.by == BY_SCORE) {
+        fl |= CUDIS_F_BYSCORE;
+        za = (cudis_zrange_arg){q.sr.min, q.sr.max, q.limit ? q.offset : 0,
+                                q.limit ? q.count : -1};
+        ex = (q.sr.minex ? CUDIS_ZR_MINEX : 0) | (q.sr.maxex ? CUDIS_ZR_MAXEX : 0);
+    }
+    pend *p = z_op(c, CUDIS_OP_ZRANGE, fl, argv[1], lens[1], &za, sizeof(za), false, rp_zslice);
+    c->lp->b.ops[p->op0].arg = ex;
+    p->k = (q.rev ? 1 : 0) | (q.withscores ? 2 : 0);
 }
 
 void cmd_zrange(conn *c, int argc, char **argv, uint32_t *lens)

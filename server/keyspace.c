@@ -61,7 +61,8 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
     bool creates = op->code == CUDIS_OP_SET || op->code == CUDIS_OP_INCRBY ||
                    op->code == CUDIS_OP_APPEND || op->code == CUDIS_OP_SETRANGE ||
                    op->code == CUDIS_OP_SETBIT || op->code == CUDIS_OP_HSET ||
-                   op->code == CUDIS_OP_HINCRBY || op->code == CUDIS_OP_LPUSH;
+                   op->code == CUDIS_OP_HINCRBY || op->code == CUDIS_OP_LPUSH ||
+                   op->code == CUDIS_OP_ZADD;
     /* RESTORE ... REPLACE adds the key anew, as Redis's delete-then-add */
     if ((creates && !(r->flags & CUDIS_R_FOUND)) || ev == KEV_RESTORE) {
         keyspace_notify(from, NOTIFY_NEW, "new", op->db, key, op->key_len);
@@ -105,6 +106,7 @@ static void notify_op(loop *from, const cudis_op *op, const cudis_result *r, uin
             g = "del"; /* the last field went */
         }
         break;
+    case CUDIS_OP_ZADD: h = (op->flags & CUDIS_F_INCR) ? "zincr" : "zadd"; break;
     case CUDIS_OP_LPUSH: l = (op->flags & CUDIS_F_RIGHT) ? "rpush" : "lpush"; break;
     case CUDIS_OP_LPOP:
         l = (op->flags & CUDIS_F_RIGHT) ? "rpop" : "lpop";
@@ -141,7 +143,8 @@ static bool is_lookup(const cudis_op *op, uint8_t ev)
     }
     return (ev & KEV_READ) &&
            (op->code == CUDIS_OP_GET || op->code == CUDIS_OP_EXISTS || op->code == CUDIS_OP_TTL ||
-            op->code == CUDIS_OP_HGET || op->code == CUDIS_OP_HLEN);
+            op->code == CUDIS_OP_HGET || op->code == CUDIS_OP_HLEN ||
+            op->code == CUDIS_OP_ZRANGE);
 }
 
 bool keyspace_wants_events(void)

@@ -397,7 +397,7 @@ class ZSetsBesideRedis(BesideRedis):
                 cmd = ["ZRANGE", k, idx(), idx()] + rng.choice([[], ["REV"], ["WITHSCORES"],
                                                                 ["REV", "WITHSCORES"]])
             elif r == 10:
-                lim = rng.choice([[], ["LIMIT", str(rng.randrange(0, 3)), str(rng.randrange(-1, 3))]])
+                lim = rng.choice([[], ["LIMIT", str(rng.randrange(-1, 4)), str(rng.randrange(-1, 3))]])
                 rev = rng.random() < 0.5
                 cmd = ["ZRANGE", k, bound(), bound(), "BYSCORE"] + (["REV"] if rev else []) + lim + \
                     rng.choice([[], ["WITHSCORES"]])

@@ -8,6 +8,9 @@
  * written apart from cudis_plan_op (fields in order, strings beside
  * hashes, expiry, a tight budget: a hash the store drops goes whole).
  */
+#include <inttypes.h>
+#include <math.h>
+
 #include "conf.h"
 
 /* ------------------------------------------------------------------------
@@ -765,5 +768,197 @@ ENGINE_TEST(zset_members)
     r = z_op(e, CUDIS_OP_HDEL, 0, "z", buf, edits(buf, 1, m, none));
     r = z_op(e, CUDIS_OP_HDEL, 0, "z", buf, edits(buf, 1, m + 2, none));
     cr_assert(r.r.flags & CUDIS_R_GONE, "the last member removed the key");
+    engine_destroy(e);
+}
+
+/* ZADD and ZRANGE, the sorted set's own ops, against a reference kept
+ * here: a random stream of ZADDs (every option) and ranges (by rank and
+ * by score, REV, LIMIT) on one key, each answer checked. Members m0..m11,
+ * scores from a small set (ties are common: the member bytes order them). */
+typedef struct zref {
+    double s;
+    char m[4];
+} zref;
+
+static int zref_cmp(const zref *a, const zref *b)
+{
+    if (a->s != b->s) {
+        return a->s < b->s ? -1 : 1;
+    }
+    return strcmp(a->m, b->m); /* "m1" < "m10" < "m2": bytes, shorter first */
+}
+
+static void zref_sort(zref *z, int n)
+{
+    for (int i = 1; i < n; i++) {
+        for (int j = i; j > 0 && zref_cmp(&z[j - 1], &z[j]) > 0; j--) {
+            zref t = z[j];
+            z[j] = z[j - 1];
+            z[j - 1] = t;
+        }
+    }
+}
+
+static uint32_t zentry(uint8_t *buf, const char *m, double s)
+{
+    return cudis_put_entry(buf, (const uint8_t *)m, (uint32_t)strlen(m), (const uint8_t *)&s, 8);
+}
+
+/* The reference's ZADD: what the op must answer (num, done, skipped). */
+static void zref_add(zref *z, int *n, const char *m, double s, uint16_t f, int64_t *num, bool *done,
+                     bool *skipped, bool *nan)
+{
+    int i = 0;
+    while (i < *n && strcmp(z[i].m, m) != 0) {
+        i++;
+    }
+    bool incr = f & CUDIS_F_INCR;
+    *done = *skipped = *nan = false;
+    *num = 0;
+    if (i < *n) {
+        double ns = incr ? z[i].s + s : s;
+        if (f & CUDIS_F_NX) {
+            *skipped = true;
+            return;
+        }
+        if (isnan(ns)) {
+            *nan = true;
+            return;
+        }
+        if (((f & CUDIS_F_GT) && ns <= z[i].s) || ((f & CUDIS_F_LT) && ns >= z[i].s)) {
+            *skipped = true;
+            return;
+        }
+        *num = incr ? (int64_t)cudis_double_bits(ns) : 0;
+        if (ns != z[i].s) {
+            z[i].s = ns == 0 ? 0 : ns;
+            *done = true;
+        }
+    } else {
+        if (f & CUDIS_F_XX) {
+            *skipped = true;
+            return;
+        }
+        *num = incr ? (int64_t)cudis_double_bits(s) : 1;
+        z[*n].s = s == 0 ? 0 : s;
+        snprintf(z[*n].m, sizeof(z[*n].m), "%s", m);
+        (*n)++;
+        *done = true;
+    }
+    zref_sort(z, *n);
+}
+
+/* The reference's selection [*lo, *hi] (forward indexes) of a range. */
+static void zref_range(const zref *z, int n, bool byscore, bool rev, double min, double max,
+                       int64_t ex, int64_t a, int64_t b, int64_t *lo, int64_t *hi)
+{
+    if (!byscore) {
+        int64_t s = a < 0 ? a + n : a, t = b < 0 ? b + n : b;
+        s = s < 0 ? 0 : s;
+        t = t >= n ? n - 1 : t;
+        *lo = rev ? n - 1 - t : s;
+        *hi = rev ? n - 1 - s : t;
+        return;
+    }
+    int64_t m[16], k = 0;
+    for (int i = 0; i < n; i++) {
+        bool in_min = (ex & CUDIS_ZR_MINEX) ? z[i].s > min : z[i].s >= min;
+        bool in_max = (ex & CUDIS_ZR_MAXEX) ? z[i].s < max : z[i].s <= max;
+        if (in_min && in_max) {
+            m[k++] = i;
+        }
+    }
+    *lo = 0;
+    *hi = -1;
+    if (a < 0 || a >= k) {
+        return;
+    }
+    int64_t take = b < 0 || b > k - a ? k - a : b;
+    if (take == 0) {
+        return;
+    }
+    if (rev) {
+        *hi = m[k - 1 - a];
+        *lo = m[k - a - take];
+    } else {
+        *lo = m[a];
+        *hi = m[a + take - 1];
+    }
+}
+
+ENGINE_TEST(zset_add_range)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p);
+    const double sc[] = {0, 1, -1, 2.5, 1000, -INFINITY, INFINITY, -0.0};
+    const uint16_t opts[] = {0,          CUDIS_F_NX,   CUDIS_F_XX,
+                             CUDIS_F_GT, CUDIS_F_LT,   CUDIS_F_INCR,
+                             CUDIS_F_INCR | CUDIS_F_GT, CUDIS_F_INCR | CUDIS_F_XX};
+    zref z[16];
+    int n = 0;
+    uint64_t rng = 0x2a2a;
+    uint8_t buf[64];
+    for (int step = 0; step < 3000; step++) {
+        uint64_t r = t_rand(&rng);
+        char m[4];
+        snprintf(m, sizeof(m), "m%d", (int)(t_rand(&rng) % 12));
+        double s = sc[t_rand(&rng) % 8];
+        if (r % 3 != 0) {
+            uint16_t f = opts[t_rand(&rng) % 8];
+            int64_t num;
+            bool done, skipped, nan;
+            zref_add(z, &n, m, s, f, &num, &done, &skipped, &nan);
+            tres t = z_op(e, CUDIS_OP_ZADD, f, "z", buf, zentry(buf, m, s));
+            if (nan) {
+                cr_assert_eq(t.r.status, CUDIS_E_NAN, "%s step %d", p->name, step);
+                continue;
+            }
+            cr_assert_eq(t.r.status, CUDIS_OK, "%s step %d: %d", p->name, step, t.r.status);
+            cr_assert_eq(t.r.num, num, "%s step %d: ZADD %s %g flags %x", p->name, step, m, s, f);
+            cr_assert_eq((t.r.flags & CUDIS_R_DONE) != 0, done, "%s step %d", p->name, step);
+            cr_assert_eq((t.r.flags & CUDIS_R_SKIPPED) != 0, skipped, "%s step %d", p->name, step);
+            continue;
+        }
+        bool byscore = t_rand(&rng) & 1, rev = t_rand(&rng) & 1;
+        cudis_zrange_arg za = {sc[t_rand(&rng) % 7], sc[t_rand(&rng) % 7],
+                               (int64_t)(t_rand(&rng) % 17) - 8, (int64_t)(t_rand(&rng) % 17) - 8};
+        int64_t ex = (int64_t)(t_rand(&rng) % 4);
+        if (byscore) {
+            za.a = (int64_t)(t_rand(&rng) % 5) - 1;
+            za.b = (int64_t)(t_rand(&rng) % 6) - 1;
+        }
+        uint16_t f = (byscore ? CUDIS_F_BYSCORE : 0) | (rev ? CUDIS_F_RIGHT : 0);
+        tres t = typed_op(e, T_NOW, CUDIS_TYPE_ZSET, CUDIS_OP_ZRANGE, f, "z", &za, sizeof(za), ex);
+        cr_assert_eq(t.r.status, CUDIS_OK, "%s step %d: %d", p->name, step, t.r.status);
+        if (n == 0) {
+            cr_assert_eq(t.r.flags & CUDIS_R_FOUND, 0);
+            continue;
+        }
+        int64_t lo, hi;
+        zref_range(z, n, byscore, rev, za.min, za.max, ex, za.a, za.b, &lo, &hi);
+        int64_t want = lo <= hi && lo < n && hi >= 0 ? hi - lo + 1 : 0;
+        cr_assert_eq(t.r.num, want, "%s step %d: range of %" PRId64 " not %" PRId64, p->name, step,
+                     t.r.num, want);
+        cudis_hentry x;
+        uint32_t at = 0;
+        for (int64_t i = 0; i < want; i++, at += x.size) {
+            cr_assert(cudis_hentry_at((const uint8_t *)t.val + at, t.r.val_len - at, true, &x));
+            const zref *w = &z[lo + i];
+            cr_assert_eq(x.flen, strlen(w->m), "%s step %d", p->name, step);
+            cr_assert_eq(memcmp(x.f, w->m, x.flen), 0, "%s step %d", p->name, step);
+            cr_assert_eq(cudis_zscore(&x), w->s, "%s step %d", p->name, step);
+        }
+        cr_assert_eq(at, t.r.val_len, "%s step %d: the run holds just those", p->name, step);
+    }
+    /* the value the ops built is the order's own encoding */
+    tres t = z_op(e, CUDIS_OP_HLEN, 0, "z", NULL, 0);
+    cr_assert_eq(t.r.num, n);
+    uint8_t bad[16];
+    uint32_t bl = zentry(bad, "m", 1) - 1;
+    t = z_op(e, CUDIS_OP_ZADD, 0, "z", bad, bl);
+    cr_assert_eq(t.r.status, CUDIS_E_INVAL, "a torn entry");
+    T_SET(e, "s", "v");
+    t = z_op(e, CUDIS_OP_ZADD, 0, "s", buf, zentry(buf, "m", 1));
+    cr_assert_eq(t.r.status, CUDIS_E_WRONGTYPE);
     engine_destroy(e);
 }

@@ -530,7 +530,7 @@ static const char *op_name(uint8_t c)
 {
     static const char *n[] = {"?",      "GET",      "SET",    "DEL",     "EXISTS", "INCRBY",
                               "APPEND", "SETRANGE", "EXPIRE", "PERSIST", "TTL"};
-    return c < CUDIS_OP__COUNT ? n[c] : "?";
+    return c < sizeof(n) / sizeof(n[0]) ? n[c] : "?";
 }
 
 /* Compare one result of a and ref. */

@@ -63,7 +63,7 @@ static const char *op_name(uint8_t c)
 {
     static const char *n[] = {"?",      "GET",      "SET",    "DEL",     "EXISTS", "INCRBY",
                               "APPEND", "SETRANGE", "EXPIRE", "PERSIST", "TTL"};
-    return c < CUDIS_OP__COUNT ? n[c] : "?";
+    return c < sizeof(n) / sizeof(n[0]) ? n[c] : "?";
 }
 
 /* Check r (the backend's result of op on key k at `now`) and apply it.
