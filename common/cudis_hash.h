@@ -112,12 +112,16 @@ CUDIS_HD static inline bool cudis_bytes_same(const uint8_t *a, uint32_t alen, co
     if (alen != blen) {
         return false;
     }
+#if CUDIS_DEVICE_CODE
     for (uint32_t i = 0; i < alen; i++) {
         if (a[i] != b[i]) {
             return false;
         }
     }
     return true;
+#else
+    return alen == 0 || memcmp(a, b, alen) == 0;
+#endif
 }
 
 /* The number of fields of an encoded hash (0 for one too short). */

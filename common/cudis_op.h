@@ -724,11 +724,18 @@ CUDIS_HD static inline int cudis_zcmp(double as, const uint8_t *am, uint32_t ale
         return as < bs ? -1 : 1;
     }
     uint32_t n = alen < blen ? alen : blen;
+#if CUDIS_DEVICE_CODE
     for (uint32_t i = 0; i < n; i++) {
         if (am[i] != bm[i]) {
             return am[i] < bm[i] ? -1 : 1;
         }
     }
+#else
+    int d = n ? memcmp(am, bm, n) : 0;
+    if (d != 0) {
+        return d < 0 ? -1 : 1;
+    }
+#endif
     return (alen > blen) - (alen < blen);
 }
 

@@ -391,6 +391,27 @@ CUDIS_HD static inline void ccht_bytes_write(uint8_t *dst, const uint8_t *src, u
 #endif
 }
 
+/* Move n bytes within a chunk this thread holds under its bucket pair
+ * lock: the ranges may overlap (memmove), readers may be reading it. */
+CUDIS_HD static inline void ccht_bytes_move(uint8_t *dst, const uint8_t *src, uint64_t n)
+{
+#if CUDIS_DEVICE_CODE || CCHT_TSAN
+    bool down = dst < src; /* copy forward when moving down, else backward */
+    for (uint64_t k = 0; k < n; k++) {
+        uint64_t i = down ? k : n - 1 - k;
+#if CCHT_TSAN
+        __atomic_store_n(dst + i, __atomic_load_n(src + i, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+#else
+        dst[i] = src[i];
+#endif
+    }
+#else
+    if (n) {
+        memmove(dst, src, n);
+    }
+#endif
+}
+
 /* Zero n bytes of a chunk this thread owns. */
 CUDIS_HD static inline void ccht_bytes_zero(uint8_t *dst, uint64_t n)
 {

@@ -300,19 +300,37 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
  * Writes under the key's pair lock
  * ---------------------------------------------------------------------- */
 
-/* True when every OLD segment of a WRITE plan copies bytes onto themselves,
- * so the value can be rebuilt inside its current chunk. */
+/* True when a WRITE plan's value can be rebuilt inside its current chunk:
+ * every OLD segment copies bytes onto themselves but at most one, which
+ * moves (ZADD's shift of the entries between a member's old and new
+ * places, an insert's shift of the tail) and whose bytes no other OLD
+ * segment reads. ccht_build_value moves that one first, then writes the
+ * rest over bytes no OLD segment still needs. */
 CUDIS_HD static inline bool ccht_plan_in_place(const cudis_plan *p)
 {
     if (p->hedit != 0) {
         return false; /* a hash edit reads the old value while writing the new */
     }
     uint32_t at = 0;
+    int moved = -1;
     for (uint8_t i = 0; i < p->nseg; i++) {
         if (p->seg[i].src == CUDIS_SEG_OLD && p->seg[i].off != at) {
-            return false;
+            if (moved >= 0) {
+                return false;
+            }
+            moved = i;
         }
         at += p->seg[i].len;
+    }
+    if (moved >= 0) {
+        const cudis_seg *m = &p->seg[moved];
+        for (uint8_t i = 0; i < p->nseg; i++) {
+            const cudis_seg *s = &p->seg[i];
+            if ((int)i != moved && s->src == CUDIS_SEG_OLD && s->off < m->off + m->len &&
+                m->off < s->off + s->len) {
+                return false;
+            }
+        }
     }
     return true;
 }
@@ -329,6 +347,14 @@ CUDIS_HD static inline void ccht_build_value(const cudis_plan *p, const uint8_t 
         return;
     }
     uint32_t at = 0;
+    for (uint8_t i = 0; in_place && i < p->nseg; i++) { /* the one OLD segment that moves */
+        const cudis_seg *s = &p->seg[i];
+        if (s->src == CUDIS_SEG_OLD && s->off != at) {
+            ccht_bytes_move(dst + at, old + s->off, s->len);
+        }
+        at += s->len;
+    }
+    at = 0;
     for (uint8_t i = 0; i < p->nseg; i++) {
         const cudis_seg *s = &p->seg[i];
         if (s->src == CUDIS_SEG_ZERO) {

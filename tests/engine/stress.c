@@ -9,6 +9,7 @@
  * are counters too (HINCRBY sums exact). Label "stress": also run under TSan, where
  * Criterion cannot start, so it is a plain program there (see CMakeLists).
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -68,6 +69,9 @@ int main(void)
 #define S_COUNTERS 8 /* INCRBY-only keys */
 #define S_HCTR 4     /* hashes of S_HFIELDS HINCRBY-only fields */
 #define S_HFIELDS 4
+#define S_ZS 4 /* sorted sets: ZADD, ZREM, ZRANGE, whole reads; member "c" a ZADD INCR counter */
+#define S_LS 4 /* lists: LPUSH at the head (an in-place move), LPOP, whole reads */
+#define S_KEYS (S_HOT + S_COUNTERS + S_HCTR + S_ZS + S_LS)
 #define S_BATCH 48
 #define S_ROUNDS 250
 
@@ -83,6 +87,7 @@ typedef struct sctx {
     uint64_t full;             /* CUDIS_E_FULL answers (slab engines only) */
     uint64_t incr[S_COUNTERS]; /* this thread's increments per counter */
     uint64_t hincr[S_HCTR][S_HFIELDS];
+    uint64_t zincr[S_ZS]; /* this thread's ZADD INCR of member "c" per sorted set */
     volatile int *stop;
     int errors;
 } sctx;
@@ -132,6 +137,128 @@ static bool check_value(const uint8_t *v, uint32_t len, const char *key)
     return s == sum;
 }
 
+/* A run of sorted set entries (a whole value's body, or what ZRANGE
+ * returns): n entries of 8-byte scores, strictly in (score, member) order. */
+static bool check_zrun(const uint8_t *v, uint32_t len, uint32_t n)
+{
+    cudis_hentry e, prev = {0, 0, 0, 0, 0};
+    uint32_t k = 0;
+    for (uint32_t at = 0; at < len; at += e.size, k++) {
+        if (!cudis_hentry_at(v + at, len - at, true, &e) || e.vlen != 8) {
+            return false;
+        }
+        if (k > 0 && cudis_zcmp(cudis_zscore(&prev), prev.f, prev.flen, cudis_zscore(&e), e.f,
+                                e.flen) >= 0) {
+            return false;
+        }
+        prev = e;
+    }
+    return k == n;
+}
+
+/* A run of list elements (a whole value's body, or what LPOP returns):
+ * n entries without values, each a make_value of key. */
+static bool check_lrun(const uint8_t *v, uint32_t len, uint32_t n, const char *key)
+{
+    cudis_hentry e;
+    uint32_t k = 0;
+    for (uint32_t at = 0; at < len; at += e.size, k++) {
+        if (!cudis_hentry_at(v + at, len - at, true, &e) || e.vlen != 0 ||
+            !check_value(e.f, e.flen, key)) {
+            return false;
+        }
+    }
+    return k == n;
+}
+
+/* A value the worker asked for, checked by the op that returned it. */
+static bool check_result(const cudis_op *op, const cudis_result *r, const uint8_t *v,
+                         const char *key)
+{
+    if (op->code == CUDIS_OP_ZRANGE) {
+        return check_zrun(v, r->val_len, (uint32_t)r->num);
+    }
+    if (op->code == CUDIS_OP_LPOP) {
+        return check_lrun(v, r->val_len, (uint32_t)r->num, key);
+    }
+    if (op->code == CUDIS_OP_GET && op->type == CUDIS_TYPE_ZSET) {
+        return r->val_len >= 4 &&
+               check_zrun(v + 4, r->val_len - 4, cudis_hash_count(v, r->val_len));
+    }
+    if (op->code == CUDIS_OP_GET && op->type == CUDIS_TYPE_LIST) {
+        return r->val_len >= 4 &&
+               check_lrun(v + 4, r->val_len - 4, cudis_hash_count(v, r->val_len), key);
+    }
+    return check_value(v, r->val_len, key);
+}
+
+/* A sorted set op on zsN (one of six kinds) into op, its bytes at in. */
+static uint32_t zs_op(sctx *c, cudis_op *op, uint8_t *in, uint64_t r, int z)
+{
+    double sc = (double)((int64_t)((r >> 30) % 64) - 32);
+    char m[8];
+    int ml = snprintf(m, sizeof(m), "m%d", (int)((r >> 20) % 32));
+    op->type = CUDIS_TYPE_ZSET;
+    switch ((r >> 8) % 6) {
+    case 0:
+    case 1: {
+        static const uint16_t fl[] = {0, CUDIS_F_NX, CUDIS_F_XX, CUDIS_F_GT, CUDIS_F_LT};
+        op->code = CUDIS_OP_ZADD;
+        op->flags = fl[(r >> 40) % 5];
+        return cudis_put_entry(in, (const uint8_t *)m, (uint32_t)ml, (const uint8_t *)&sc, 8);
+    }
+    case 2: {
+        uint64_t inc = 1 + (r >> 60);
+        double d = (double)inc;
+        op->code = CUDIS_OP_ZADD;
+        op->flags = CUDIS_F_INCR;
+        c->zincr[z] += inc;
+        return cudis_put_entry(in, (const uint8_t *)"c", 1, (const uint8_t *)&d, 8);
+    }
+    case 3: {
+        bool byscore = (r >> 40) & 1;
+        cudis_zrange_arg za = {-INFINITY, INFINITY, 0, -1};
+        if (byscore) {
+            za = (cudis_zrange_arg){sc, INFINITY, (int64_t)((r >> 44) % 3),
+                                    (int64_t)((r >> 46) % 9)};
+        }
+        op->code = CUDIS_OP_ZRANGE;
+        op->flags = (byscore ? CUDIS_F_BYSCORE : 0) | (((r >> 41) & 1) ? CUDIS_F_RIGHT : 0);
+        memcpy(in, &za, sizeof(za));
+        return sizeof(za);
+    }
+    case 4: op->code = CUDIS_OP_GET; return 0;
+    default: {
+        op->code = CUDIS_OP_HDEL; /* ZREM */
+        uint32_t at = cudis_varint_put(in, (uint32_t)ml);
+        memcpy(in + at, m, (size_t)ml);
+        return at + (uint32_t)ml;
+    }
+    }
+}
+
+/* A list op on key (LPUSH of a checked element, LPOP, a whole read). */
+static uint32_t ls_op(cudis_op *op, uint8_t *in, uint64_t r, const char *key)
+{
+    op->type = CUDIS_TYPE_LIST;
+    switch ((r >> 8) % 4) {
+    case 0:
+    case 1: {
+        uint8_t el[128];
+        uint32_t n = make_value(el, key, (uint32_t)((r >> 20) % 60), r);
+        op->code = CUDIS_OP_LPUSH;
+        op->flags = ((r >> 30) & 3) == 0 ? CUDIS_F_RIGHT : 0;
+        return cudis_put_entry(in, el, n, NULL, 0);
+    }
+    case 2:
+        op->code = CUDIS_OP_LPOP;
+        op->flags = ((r >> 30) & 1) ? CUDIS_F_RIGHT : 0;
+        op->arg = 1 + (int64_t)((r >> 32) % 3);
+        return 0;
+    default: op->code = CUDIS_OP_GET; return 0;
+    }
+}
+
 static void *worker(void *arg)
 {
     sctx *c = arg;
@@ -144,10 +271,10 @@ static void *worker(void *arg)
     for (int round = 0; round < S_ROUNDS; round++) {
         uint64_t inl = 0;
         uint32_t n = 0;
-        bool used[S_HOT + S_COUNTERS + S_HCTR] = {false};
+        bool used[S_KEYS] = {false};
         for (int j = 0; j < S_BATCH; j++) {
             uint64_t r = srand64(&rng);
-            int kid = (int)(r % (S_HOT + S_COUNTERS + S_HCTR));
+            int kid = (int)(r % S_KEYS);
             if (used[kid]) {
                 continue;
             }
@@ -155,7 +282,16 @@ static void *worker(void *arg)
             cudis_op *op = &ops[n];
             memset(op, 0, sizeof(*op));
             int kl;
-            if (kid >= S_HOT + S_COUNTERS) {
+            if (kid >= S_HOT + S_COUNTERS + S_HCTR + S_ZS) {
+                kl = snprintf(keys[n], sizeof(keys[n]), "ls%d", kid - (S_KEYS - S_LS));
+                op->val_off = inl + (uint64_t)kl;
+                op->val_len = ls_op(op, in + op->val_off, r, keys[n]);
+            } else if (kid >= S_HOT + S_COUNTERS + S_HCTR) {
+                int z = kid - (S_HOT + S_COUNTERS + S_HCTR);
+                kl = snprintf(keys[n], sizeof(keys[n]), "zs%d", z);
+                op->val_off = inl + (uint64_t)kl;
+                op->val_len = zs_op(c, op, in + op->val_off, r, z);
+            } else if (kid >= S_HOT + S_COUNTERS) {
                 int h = kid - S_HOT - S_COUNTERS, f = (int)((r >> 40) % S_HFIELDS);
                 kl = snprintf(keys[n], sizeof(keys[n]), "hctr%d", h);
                 op->code = CUDIS_OP_HINCRBY;
@@ -171,7 +307,7 @@ static void *worker(void *arg)
                 c->incr[kid - S_HOT] += (uint64_t)op->arg;
             } else {
                 kl = snprintf(keys[n], sizeof(keys[n]), "hot%d", kid);
-                switch ((r >> 8) % 8) {
+                switch ((r >> 8) % 10) {
                 case 0:
                 case 1:
                 case 2: {
@@ -210,6 +346,22 @@ static void *worker(void *arg)
                     in[op->val_off] = 'v';
                     op->val_len = 1;
                     break;
+                case 8: { /* the key becomes (or stays) a sorted set, or a list */
+                    double sc = (double)(r >> 50);
+                    op->code = CUDIS_OP_ZADD;
+                    op->type = CUDIS_TYPE_ZSET;
+                    op->val_off = inl + (uint64_t)kl;
+                    op->val_len = cudis_put_entry(in + op->val_off, (const uint8_t *)"v", 1,
+                                                  (const uint8_t *)&sc, 8);
+                    break;
+                }
+                case 9:
+                    op->code = CUDIS_OP_LPUSH;
+                    op->type = CUDIS_TYPE_LIST;
+                    op->val_off = inl + (uint64_t)kl;
+                    op->val_len =
+                        cudis_put_entry(in + op->val_off, (const uint8_t *)"v", 1, NULL, 0);
+                    break;
                 default: op->code = CUDIS_OP_GET; break;
                 }
             }
@@ -240,8 +392,8 @@ static void *worker(void *arg)
             if (res[i].flags & CUDIS_R_VALUE) {
                 cr_assert(c->stores);
                 cr_assert(res[i].val_off + res[i].val_len <= b.out_len);
-                bool ok = check_value(out + res[i].val_off, res[i].val_len, keys[i]);
-                cr_assert(ok, "torn or foreign value for %s", keys[i]);
+                bool ok = check_result(&ops[i], &res[i], out + res[i].val_off, keys[i]);
+                cr_assert(ok, "torn or foreign value for %s (op %u)", keys[i], ops[i].code);
             }
         }
     }
@@ -380,6 +532,34 @@ static void run_engine(const char *name, uint64_t budget, uint32_t threads)
                           "%s: hash counter %d/%d is %lld, want %llu (lost HINCRBY)", name, h, f,
                           (long long)r.num, (unsigned long long)want);
             }
+        }
+        for (int z = 0; z < S_ZS; z++) {
+            uint64_t want = 0;
+            for (int t = 0; t < S_THREADS; t++) {
+                want += ctx[t].zincr[z];
+            }
+            char buf[16];
+            int kl = snprintf(buf, sizeof(buf), "zs%dc", z) - 1;
+            cudis_op op = {.code = CUDIS_OP_HGET, /* ZSCORE */
+                           .type = CUDIS_TYPE_ZSET,
+                           .key_len = (uint32_t)kl,
+                           .val_off = (uint64_t)kl,
+                           .val_len = 1};
+            cudis_result r;
+            uint8_t o[16];
+            cudis_batch b = {.ops = &op,
+                             .n_ops = 1,
+                             .in = (const uint8_t *)buf,
+                             .res = &r,
+                             .out = o,
+                             .out_cap = sizeof(o),
+                             .now_ms = 1000};
+            cr_assert(engine_execute(e, &b) == CUDIS_OK);
+            cr_assert(r.status == CUDIS_OK && r.val_len == 8, "%s: zs%d has no counter", name, z);
+            double d;
+            memcpy(&d, o + r.val_off, 8);
+            cr_assert(d == (double)want, "%s: zs%d's counter is %.0f, want %llu (lost ZADD INCR)",
+                      name, z, d, (unsigned long long)want);
         }
     }
     fprintf(stderr, "  %s (budget %llu, threads %u): ok, %llu monitor passes, %llu items\n", name,
