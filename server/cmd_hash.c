@@ -353,16 +353,63 @@ static void rp_hmget(conn *c, pend *p, const cudis_batch *b)
     }
     uint32_t wlen;
     const uint8_t *want = coll_aux_get(p, &wlen);
-    resp_array(&c->out, p->k);
+    uint32_t k = (uint32_t)p->k;
     cudis_hentry f, e;
-    for (uint32_t at = 0; at < wlen && cudis_hentry_at(want + at, wlen - at, false, &f);
+    /* the fields asked for in a table (open addressing, a power of two at
+     * least twice their number), so one walk of the hash finds them all */
+    uint32_t cap = 16;
+    while (cap < 2 * k) {
+        cap *= 2;
+    }
+    cudis_hentry *ask = xmalloc(((size_t)k + 1) * sizeof(*ask));
+    const cudis_hentry **got = xmalloc(((size_t)k + 1) * sizeof(*got));
+    memset(got, 0, ((size_t)k + 1) * sizeof(*got));
+    uint32_t *slot = xmalloc((size_t)cap * sizeof(*slot));
+    memset(slot, 0xff, (size_t)cap * sizeof(*slot));
+    uint32_t m = 0;
+    for (uint32_t at = 0; m < k && at < wlen && cudis_hentry_at(want + at, wlen - at, false, &f);
          at += f.size) {
-        if (h != NULL && cudis_hash_find(h, n, f.f, f.flen, &e)) {
-            resp_bulk(&c->out, e.v, e.vlen);
+        ask[m] = f;
+        uint32_t i = (uint32_t)cudis_hash(f.f, f.flen, 0) & (cap - 1);
+        while (slot[i] != UINT32_MAX) {
+            i = (i + 1) & (cap - 1);
+        }
+        slot[i] = m++;
+    }
+    cudis_hentry *ent = NULL;
+    uint32_t nent = 0;
+    if (h != NULL) {
+        ent = xmalloc((size_t)k * sizeof(*ent) + 1);
+        for (uint32_t at = CUDIS_HASH_HDR; at < n && nent < k; at += e.size) {
+            if (!cudis_hentry_at(h + at, n - at, true, &e)) {
+                break;
+            }
+            uint32_t i = (uint32_t)cudis_hash(e.f, e.flen, 0) & (cap - 1);
+            bool kept = false;
+            for (; slot[i] != UINT32_MAX; i = (i + 1) & (cap - 1)) {
+                uint32_t j = slot[i];
+                if (got[j] == NULL && cudis_bytes_same(ask[j].f, ask[j].flen, e.f, e.flen)) {
+                    if (!kept) {
+                        ent[nent++] = e;
+                        kept = true;
+                    }
+                    got[j] = &ent[nent - 1]; /* every ask of this field */
+                }
+            }
+        }
+    }
+    resp_array(&c->out, k);
+    for (uint32_t j = 0; j < k; j++) {
+        if (j < m && got[j] != NULL) {
+            resp_bulk(&c->out, got[j]->v, got[j]->vlen);
         } else {
             resp_null(&c->out, c->proto);
         }
     }
+    free(ent);
+    free(slot);
+    free(got);
+    free(ask);
 }
 
 void cmd_hmget(conn *c, int argc, char **argv, uint32_t *lens)

@@ -373,6 +373,21 @@ class VsRedis(BesideRedis):
                                  pairs([x.encode() for x in flat]), name)
                 self.assertEqual(dst.call("TYPE", name + ":r"), "hash")
 
+    def test_hmget_many_fields(self):
+        # HMGET finds its fields in one walk: duplicates, missing fields and
+        # the order asked must come back as Redis answers them
+        rng = random.Random(77)
+        for conn in (self.c, self.rc):
+            for b in range(0, 3000, 500):
+                conn.call("HSET", "wide", *[x for i in range(b, b + 500)
+                                            for x in ("f%d" % i, "v%d" % (i * 7))])
+        for _ in range(20):
+            ask = ["f%d" % rng.randrange(3300) for _ in range(rng.randrange(1, 400))]
+            ask += rng.sample(ask, min(len(ask), 5))
+            rng.shuffle(ask)
+            self.assertEqual(self.c.call("HMGET", "wide", *ask), self.rc.call("HMGET", "wide", *ask))
+        self.assertEqual(self.c.call("HMGET", "wide", "f1", "f1", "f1"), [b"v7"] * 3)
+
     def test_random_stream_equals_redis(self):
         rng = random.Random(1234)
         keys = ["h0", "h1", "h2", "s0"]
