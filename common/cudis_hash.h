@@ -29,6 +29,10 @@
 
 #include "cudis_hd.h"
 
+#if !CUDIS_DEVICE_CODE
+#include <stdlib.h>
+#endif
+
 #define CUDIS_HASH_HDR 4u
 
 /* Which edit a hash write applies. */
@@ -276,15 +280,153 @@ typedef struct cudis_happly {
     bool bad;       /* malformed value or edits: nothing may be written */
 } cudis_happly;
 
-/*
- * Apply edits to an encoded hash (old NULL / old_len 0: a new hash), into
- * dst (NULL: only measure). nx: SET leaves fields that exist as they are
- * (HSETNX). Fields kept or replaced keep their order; new fields follow
- * in the order of their first edit. dst must not overlap old.
- */
-CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, bool nx,
-                                                     const uint8_t *old, uint32_t old_len,
-                                                     uint8_t *dst)
+/* Tables of fields for cudis_hash_apply's searches (host only: on the
+ * device they stay walks). An index of entries by field: slot holds 1 +
+ * the entry's number (0: empty), at[i] its offset in the bytes indexed;
+ * for edits, last[i] the offset of the field's last edit (at[i] is its
+ * first). With them a big edit of a big hash costs O(n + m), not O(n * m):
+ * HSET of 1,000 fields into 20,000 compared each field with every other. */
+typedef struct cudis_hix {
+    uint32_t *slot;
+    uint32_t *at, *last;
+    uint32_t mask;
+    const uint8_t *base;
+    uint32_t base_len;
+    bool vals; /* entries with values (a hash, HSET edits) */
+} cudis_hix;
+
+#if !CUDIS_DEVICE_CODE
+#define CUDIS_HIX_MIN 2048u /* old + edit bytes below this: walks are cheaper */
+
+/* Entry i's field (its bytes parsed again: they were well-formed). */
+static inline bool cudis_hix_same(const cudis_hix *x, uint32_t i, const uint8_t *f, uint32_t flen)
+{
+    cudis_hentry e;
+    return cudis_hentry_at(x->base + x->at[i], x->base_len - x->at[i], x->vals, &e) &&
+           cudis_bytes_same(e.f, e.flen, f, flen);
+}
+
+/* The number of the entry with field f, or UINT32_MAX. */
+static inline uint32_t cudis_hix_find(const cudis_hix *x, const uint8_t *f, uint32_t flen)
+{
+    for (uint32_t s = (uint32_t)cudis_hash(f, flen, 0) & x->mask; x->slot[s] != 0;
+         s = (s + 1) & x->mask) {
+        if (cudis_hix_same(x, x->slot[s] - 1, f, flen)) {
+            return x->slot[s] - 1;
+        }
+    }
+    return UINT32_MAX;
+}
+
+/* Index the entries of base[from, len) (edits: ed, from 0; else a hash).
+ * False (nothing to free) when they are malformed or memory is short. */
+static inline bool cudis_hix_build(cudis_hix *x, const cudis_hedits *ed, const uint8_t *base,
+                                   uint32_t from, uint32_t len)
+{
+    bool vals = ed == 0 || ed->kind == CUDIS_HEDIT_SET;
+    uint32_t n = 0;
+    cudis_hentry e;
+    for (uint32_t at = from; at < len; at += e.size, n++) {
+        if (!cudis_hentry_at(base + at, len - at, vals, &e)) {
+            return false;
+        }
+    }
+    uint32_t cap = 16;
+    while (cap < 2 * (uint64_t)n + 2) {
+        cap *= 2;
+    }
+    *x = (cudis_hix){(uint32_t *)calloc(cap, sizeof(uint32_t)),
+                     (uint32_t *)malloc(((size_t)n + 1) * sizeof(uint32_t)),
+                     (uint32_t *)malloc(((size_t)n + 1) * sizeof(uint32_t)),
+                     cap - 1,
+                     base,
+                     len,
+                     vals};
+    if (x->slot == 0 || x->at == 0 || x->last == 0) {
+        free(x->slot);
+        free(x->at);
+        free(x->last);
+        x->slot = 0;
+        return false;
+    }
+    uint32_t k = 0;
+    for (uint32_t at = from; at < len; at += e.size) {
+        (void)cudis_hentry_at(base + at, len - at, vals, &e);
+        uint32_t i = cudis_hix_find(x, e.f, e.flen);
+        if (i != UINT32_MAX) {
+            x->last[i] = at; /* an edit of a field seen: the later one wins */
+            continue;
+        }
+        x->at[k] = x->last[k] = at;
+        uint32_t s = (uint32_t)cudis_hash(e.f, e.flen, 0) & x->mask;
+        while (x->slot[s] != 0) {
+            s = (s + 1) & x->mask;
+        }
+        x->slot[s] = ++k;
+    }
+    return true;
+}
+
+static inline void cudis_hix_free(cudis_hix *x)
+{
+    if (x->slot != 0) {
+        free(x->slot);
+        free(x->at);
+        free(x->last);
+    }
+}
+#endif
+
+/* cudis_hash_find, through the index when there is one. */
+CUDIS_HD static inline bool cudis_hash_find_ix(const cudis_hix *x, const uint8_t *h, uint32_t len,
+                                               const uint8_t *f, uint32_t flen, cudis_hentry *e)
+{
+#if !CUDIS_DEVICE_CODE
+    if (x->slot != 0) {
+        uint32_t i = cudis_hix_find(x, f, flen);
+        return i != UINT32_MAX && cudis_hentry_at(h + x->at[i], len - x->at[i], true, e);
+    }
+#endif
+    return cudis_hash_find(h, len, f, flen, e);
+}
+
+/* cudis_hedit_find from `from` (0, or an edit of f), through the index. */
+CUDIS_HD static inline bool cudis_hedit_find_ix(const cudis_hix *x, const cudis_hedits *ed,
+                                                const uint8_t *f, uint32_t flen, uint32_t from,
+                                                cudis_hentry *out)
+{
+#if !CUDIS_DEVICE_CODE
+    if (x->slot != 0) {
+        uint32_t i = cudis_hix_find(x, f, flen);
+        if (i == UINT32_MAX) {
+            return false;
+        }
+        uint32_t at = x->last[i];
+        bool bad = false;
+        return cudis_hedit_next(ed, &at, out, &bad);
+    }
+#endif
+    return cudis_hedit_find(ed, f, flen, from, out);
+}
+
+/* cudis_hedit_seen, through the index: an edit of f before `before`. */
+CUDIS_HD static inline bool cudis_hedit_seen_ix(const cudis_hix *x, const cudis_hedits *ed,
+                                                const uint8_t *f, uint32_t flen, uint32_t before)
+{
+#if !CUDIS_DEVICE_CODE
+    if (x->slot != 0) {
+        uint32_t i = cudis_hix_find(x, f, flen);
+        return i != UINT32_MAX && x->at[i] < before;
+    }
+#endif
+    return cudis_hedit_seen(ed, f, flen, before);
+}
+
+/* cudis_hash_apply's work, with its indexes (or none: slot NULL). */
+CUDIS_HD static inline cudis_happly cudis_hash_apply_ix(const cudis_hedits *ed, bool nx,
+                                                        const uint8_t *old, uint32_t old_len,
+                                                        uint8_t *dst, const cudis_hix *ox,
+                                                        const cudis_hix *ex)
 {
     cudis_happly r = {CUDIS_HASH_HDR, 0, 0, 0, 0, 0, false};
     cudis_hentry e, w = {0, 0, 0, 0, 0};
@@ -304,7 +446,7 @@ CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, boo
         }
         n_old++;
         uint8_t *d = dst ? dst + r.len : 0;
-        if (cudis_hedit_find(ed, e.f, e.flen, 0, &w)) {
+        if (cudis_hedit_find_ix(ex, ed, e.f, e.flen, 0, &w)) {
             if (ed->kind == CUDIS_HEDIT_DEL) {
                 r.removed++;
                 continue;
@@ -332,12 +474,12 @@ CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, boo
         while (here = at, cudis_hedit_next(ed, &at, &e, &bad)) {
             r.edits++;
             cudis_hentry o;
-            if ((old != 0 && cudis_hash_find(old, old_len, e.f, e.flen, &o)) ||
-                cudis_hedit_seen(ed, e.f, e.flen, here)) {
+            if ((old != 0 && cudis_hash_find_ix(ox, old, old_len, e.f, e.flen, &o)) ||
+                cudis_hedit_seen_ix(ex, ed, e.f, e.flen, here)) {
                 continue;
             }
             w = e;
-            (void)cudis_hedit_find(ed, e.f, e.flen, here, &w);
+            (void)cudis_hedit_find_ix(ex, ed, e.f, e.flen, here, &w);
             r.len += cudis_put_entry(dst ? dst + r.len : 0, w.f, w.flen, w.v, w.vlen);
             r.added++;
             r.count++;
@@ -362,6 +504,37 @@ CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, boo
                         (uint8_t)(r.count >> 24)};
         cudis_put_bytes(dst, c, 4);
     }
+    return r;
+}
+
+/*
+ * Apply edits to an encoded hash (old NULL / old_len 0: a new hash), into
+ * dst (NULL: only measure). nx: SET leaves fields that exist as they are
+ * (HSETNX). Fields kept or replaced keep their order; new fields follow
+ * in the order of their first edit. dst must not overlap old.
+ */
+CUDIS_HD static inline cudis_happly cudis_hash_apply(const cudis_hedits *ed, bool nx,
+                                                     const uint8_t *old, uint32_t old_len,
+                                                     uint8_t *dst)
+{
+    cudis_hix ox, ex;
+    ox.slot = ex.slot = 0;
+#if !CUDIS_DEVICE_CODE
+    if (ed->kind != CUDIS_HEDIT_INCR && (uint64_t)old_len + ed->arg_len >= CUDIS_HIX_MIN) {
+        if (old != 0 && old_len >= CUDIS_HASH_HDR &&
+            !cudis_hix_build(&ox, 0, old, CUDIS_HASH_HDR, old_len)) {
+            ox.slot = 0;
+        }
+        if (!cudis_hix_build(&ex, ed, ed->arg, 0, ed->arg_len)) {
+            ex.slot = 0;
+        }
+    }
+#endif
+    cudis_happly r = cudis_hash_apply_ix(ed, nx, old, old_len, dst, &ox, &ex);
+#if !CUDIS_DEVICE_CODE
+    cudis_hix_free(&ox);
+    cudis_hix_free(&ex);
+#endif
     return r;
 }
 

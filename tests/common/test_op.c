@@ -4,6 +4,7 @@
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cudis_hd.h"
@@ -468,4 +469,67 @@ Test(hash_enc, plans)
     cr_assert_eq(plan.new_len, CUDIS_HASH_HDR + 1 + 1 + 1 + 40);
     cr_assert_eq(plan.new_type, CUDIS_TYPE_HASH);
     cr_assert_eq(res.num, 1);
+}
+
+/* Big edits of big hashes take the host's field indexes (cudis_hix):
+ * each must build exactly what the walks build (cudis_hash_apply_ix with
+ * no index), for SET, SET NX and DEL, with fields repeated in the edits
+ * and edits of fields there and not there. */
+static uint32_t rand_entry(uint8_t *p, uint64_t *s, uint32_t nfields, bool val)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    char f[16], v[40];
+    int fl = snprintf(f, sizeof(f), "f%u", (unsigned)((*s >> 33) % nfields));
+    int vl = snprintf(v, sizeof(v), "v%llu", (unsigned long long)(*s >> 40));
+    if (!val) {
+        uint32_t at = cudis_varint_put(p, (uint32_t)fl);
+        memcpy(p + at, f, (size_t)fl);
+        return at + (uint32_t)fl;
+    }
+    return cudis_put_entry(p, (const uint8_t *)f, (uint32_t)fl, (const uint8_t *)v, (uint32_t)vl);
+}
+
+Test(hash_enc, indexed_apply_equals_walks)
+{
+    static uint8_t old[1 << 17], ed[1 << 16], a[1 << 18], b[1 << 18];
+    uint64_t s = 99;
+    /* a hash of 2,000 distinct fields */
+    uint32_t olen = CUDIS_HASH_HDR;
+    for (uint32_t i = 0; i < 2000; i++) {
+        char f[16];
+        int fl = snprintf(f, sizeof(f), "f%u", i * 2);
+        olen +=
+            cudis_put_entry(old + olen, (const uint8_t *)f, (uint32_t)fl, (const uint8_t *)"x", 1);
+    }
+    uint32_t n = 2000;
+    memcpy(old, &n, 4);
+    for (int round = 0; round < 12; round++) {
+        uint8_t kind = round % 3 == 2 ? CUDIS_HEDIT_DEL : CUDIS_HEDIT_SET;
+        bool nx = round % 3 == 1;
+        uint32_t elen = 0;
+        for (int k = 0; k < 600; k++) {
+            elen += rand_entry(ed + elen, &s, 5000, kind == CUDIS_HEDIT_SET);
+        }
+        cudis_hedits e = {kind, ed, elen, 0, 0};
+        cudis_hix none;
+        none.slot = 0;
+        cudis_happly ra = cudis_hash_apply(&e, nx, old, olen, 0);
+        cudis_happly rb = cudis_hash_apply_ix(&e, nx, old, olen, 0, &none, &none);
+        cr_assert(!ra.bad && !rb.bad);
+        cr_assert_eq(ra.len, rb.len, "round %d", round);
+        cr_assert_eq(ra.count, rb.count);
+        cr_assert_eq(ra.added, rb.added);
+        cr_assert_eq(ra.removed, rb.removed);
+        cr_assert_eq(ra.replaced, rb.replaced);
+        cr_assert(ra.added + ra.removed + ra.replaced > 0, "round %d edits something", round);
+        cr_assert_leq(ra.len, sizeof(a));
+        (void)cudis_hash_apply(&e, nx, old, olen, a);
+        (void)cudis_hash_apply_ix(&e, nx, old, olen, b, &none, &none);
+        cr_assert_eq(memcmp(a, b, ra.len), 0, "round %d: the same bytes", round);
+        cr_assert(cudis_hash_valid(a, (uint32_t)ra.len));
+        if (ra.len <= sizeof(old)) { /* the next round edits this one */
+            memcpy(old, a, ra.len);
+            olen = (uint32_t)ra.len;
+        }
+    }
 }
