@@ -879,7 +879,7 @@ CUDIS_HD static inline int cudis_plan_zrange(const cudis_op *op, const uint8_t *
             }
             i0 += below;
             i1++;
-            if (!rev && a >= 0 && b >= 0 && i1 - i0 >= a + b) {
+            if (!rev && a >= 0 && b >= 0 && i1 - i0 - a >= b) {
                 break; /* LIMIT's entries are counted: the rest is not wanted */
             }
         }

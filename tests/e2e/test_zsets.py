@@ -103,6 +103,14 @@ class ZSets(Base):
         self.assertEqual(c.call("ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", "1", "-1"),
                          [b"b", b"c", b"d", b"e"])
         self.assertEqual(c.call("ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", "-1", "2"), [])
+        big = "9223372036854775807"
+        self.assertEqual(c.call("ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", "3", big), [b"d", b"e"])
+        self.assertEqual(c.call("ZRANGE", "z", "-inf", "+inf", "BYSCORE", "LIMIT", big, big), [])
+        self.assertEqual(c.call("ZRANGE", "z", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", big, "1"), [])
+        self.assertEqual(c.call("ZRANGE", "z", "+inf", "-inf", "BYSCORE", "REV", "LIMIT", "4", big), [b"a"])
+        self.assertEqual(c.call("ZRANGE", "z", "-" + big, big), [b"a", b"b", b"c", b"d", b"e"])
+        self.assertEqual(c.call("ZRANGE", "z", "-9223372036854775808", "-9223372036854775808", "REV"), [])
+        self.assertEqual(c.call("ZRANGE", "z", "0", "-9223372036854775808", "REV"), [])
         self.assertEqual(c.call("ZRANGEBYSCORE", "z", "2", "3", "WITHSCORES"),
                          [b"b", b"2", b"c", b"3"])
         self.assertEqual(c.call("ZREVRANGEBYSCORE", "z", "+inf", "4", "LIMIT", "0", "1"), [b"e"])
