@@ -38,13 +38,14 @@ static uint32_t edits(uint8_t *buf, int n, const char *const *fields, const char
     return at;
 }
 
-/* One op on a collection of `type` with its value bytes given raw. */
-static tres typed_op(engine *e, int64_t now, uint8_t type, uint8_t code, uint16_t flags,
-                     const char *k, const void *v, uint32_t vlen, int64_t arg)
+/* One op on a collection of `type` with its value bytes given raw (and
+ * an expiry: EXPIRE's). */
+static tres typed_op_exp(engine *e, int64_t now, uint8_t type, uint8_t code, uint16_t flags,
+                         const char *k, const void *v, uint32_t vlen, int64_t arg, int64_t exp)
 {
     tbatch t;
     tb_init(&t, 8192);
-    uint32_t i = tb_op(&t, code, flags, k, (uint32_t)strlen(k), v, vlen, arg, 0);
+    uint32_t i = tb_op(&t, code, flags, k, (uint32_t)strlen(k), v, vlen, arg, exp);
     t.ops[i].type = type;
     tb_run(e, &t, now);
     tres r;
@@ -56,6 +57,12 @@ static tres typed_op(engine *e, int64_t now, uint8_t type, uint8_t code, uint16_
     }
     tb_free(&t);
     return r;
+}
+
+static tres typed_op(engine *e, int64_t now, uint8_t type, uint8_t code, uint16_t flags,
+                     const char *k, const void *v, uint32_t vlen, int64_t arg)
+{
+    return typed_op_exp(e, now, type, code, flags, k, v, vlen, arg, 0);
 }
 
 static tres h_op(engine *e, int64_t now, uint8_t code, uint16_t flags, const char *k, const void *v,
@@ -310,13 +317,21 @@ typedef struct hm_want {
     int64_t num;
 } hm_want;
 
-static void hm_run(const eng_param *p, uint64_t budget, uint64_t seed, int rounds, int nkeys)
+/* An engine of budget bytes for a model run; strict: an exact engine with
+ * room to spare, which must drop nothing. */
+static engine *open_budget(const eng_param *p, uint64_t budget, bool *strict)
 {
     engine_config cfg;
     conf_default(&cfg);
     cfg.memory_bytes = budget;
-    engine *e = open_cfg(p, &cfg);
-    bool strict = (p->caps & CAP_EXACT) && budget >= (1u << 20);
+    *strict = (p->caps & CAP_EXACT) && budget >= (1u << 20);
+    return open_cfg(p, &cfg);
+}
+
+static void hm_run(const eng_param *p, uint64_t budget, uint64_t seed, int rounds, int nkeys)
+{
+    bool strict;
+    engine *e = open_budget(p, budget, &strict);
     hm_key *m = calloc((size_t)nkeys, sizeof(*m));
     int *key_of = calloc((size_t)nkeys, sizeof(int));
     hm_want *want = calloc((size_t)nkeys, sizeof(*want));
@@ -900,24 +915,11 @@ static bool zkey_live(const zkey *k, int64_t now)
     return k->n > 0 && (k->exp == 0 || k->exp > now);
 }
 
-/* One op of the model on key k with an expiry (EXPIRE) as well. */
+/* One op of the model on key k (EXPIRE's expiry too). */
 static tres z_exec(engine *e, int64_t now, uint8_t code, uint16_t flags, const char *k,
                    const void *v, uint32_t vlen, int64_t arg, int64_t exp)
 {
-    tbatch t;
-    tb_init(&t, 8192);
-    uint32_t i = tb_op(&t, code, flags, k, (uint32_t)strlen(k), v, vlen, arg, exp);
-    t.ops[i].type = CUDIS_TYPE_ZSET;
-    tb_run(e, &t, now);
-    tres r;
-    memset(&r, 0, sizeof(r));
-    r.r = t.res[0];
-    if (r.r.status == CUDIS_OK && (r.r.flags & CUDIS_R_VALUE)) {
-        cr_assert_lt(r.r.val_len, sizeof(r.val));
-        memcpy(r.val, tb_val(&t, 0), r.r.val_len);
-    }
-    tb_free(&t);
-    return r;
+    return typed_op_exp(e, now, CUDIS_TYPE_ZSET, code, flags, k, v, vlen, arg, exp);
 }
 
 /* steps random ops over nkeys sorted sets: ZADD (every option), ZRANGE
@@ -926,11 +928,8 @@ static tres z_exec(engine *e, int64_t now, uint8_t code, uint16_t flags, const c
  * exact engine with room to spare drops none). */
 static void za_run(const eng_param *p, uint64_t budget, uint64_t seed, int steps, int nkeys)
 {
-    engine_config cfg;
-    conf_default(&cfg);
-    cfg.memory_bytes = budget;
-    engine *e = open_cfg(p, &cfg);
-    bool strict = (p->caps & CAP_EXACT) && budget >= (1u << 20);
+    bool strict;
+    engine *e = open_budget(p, budget, &strict);
     const double sc[] = {0, 1, -1, 2.5, 1000, -INFINITY, INFINITY, -0.0};
     const uint16_t opts[] = {0,          CUDIS_F_NX,   CUDIS_F_XX,
                              CUDIS_F_GT, CUDIS_F_LT,   CUDIS_F_INCR,
