@@ -753,6 +753,7 @@ CUDIS_HD static inline int cudis_plan_zadd(const cudis_op *op, const uint8_t *ar
         return CUDIS_E_INVAL;
     }
     p->new_type = CUDIS_TYPE_ZSET;
+    p->touch = cur->found; /* ZADD looks its key up, as Redis's lookupKeyWrite */
     double s = cudis_zscore(&ne);
     bool has = false;
     uint32_t oa = 0, ob = 0; /* the member's entry, when it has one */
