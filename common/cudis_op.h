@@ -91,7 +91,8 @@ enum cudis_op_code {
      * CUDIS_TYPE_HASH, or CUDIS_TYPE_SET when op->type says so (a set's
      * members are fields without values; HINCRBY is for hashes only). */
     CUDIS_OP_HSET,    /* value = HSET edits; F_NX: fields that exist stay (HSETNX);
-                       * res.num = fields added; creates the key, keeps its expiry */
+                       * res.num = fields added; creates the key, keeps its expiry;
+                       * arg > 0: R_BIG when the value it writes is longer */
     CUDIS_OP_HDEL,    /* value = HDEL edits; res.num = fields removed; the last one
                        * removed deletes the key */
     CUDIS_OP_HGET,    /* value = the field; its value is returned, res.num = 1 when
@@ -141,6 +142,10 @@ enum cudis_type {
     CUDIS_TYPE_SET = 2,
     CUDIS_TYPE_LIST = 3,
     CUDIS_TYPE_ZSET = 4,
+    /* The head of a hash the server keeps in chunks (server/bighash.c): a
+     * store keeps it as any other type; the hash ops fail on it
+     * (WRONGTYPE), which routes nothing wrongly. */
+    CUDIS_TYPE_BIGHASH = 5,
     CUDIS_TYPE__COUNT,
     CUDIS_TYPE_ANY = 0xff
 };
@@ -206,6 +211,7 @@ typedef struct cudis_op {
 #define CUDIS_R_VALUE 0x4 /* a value is at batch->out + val_off, val_len bytes */
 #define CUDIS_R_GONE 0x8  /* a hash op removed the key (its last field went) */
 #define CUDIS_R_SKIPPED 0x10 /* ZADD: NX, XX, GT or LT kept the op from applying */
+#define CUDIS_R_BIG 0x20     /* HSET: the value written is longer than op->arg bytes */
 
 typedef struct cudis_result {
     int32_t status;    /* CUDIS_OK, or a negative CUDIS_E_* for this op alone */
@@ -569,6 +575,9 @@ CUDIS_HD static inline int cudis_plan_hash(const cudis_op *op, const uint8_t *ar
     p->action = CUDIS_ACT_WRITE;
     p->touch = true;
     p->new_len = (uint32_t)a.len;
+    if (op->code == CUDIS_OP_HSET && op->arg > 0 && a.len > (uint64_t)op->arg) {
+        res->flags |= CUDIS_R_BIG;
+    }
     if (op->code == CUDIS_OP_HSET && a.added == a.edits && a.replaced == 0) {
         /* only new, distinct fields: the edits are the entries to append
          * (the common SADD / HSET of a new field), so the value is built

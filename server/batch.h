@@ -49,6 +49,7 @@ enum {
     KEV_SET,
     KEV_COPY_TO,
     KEV_HINCRBYFLOAT,
+    KEV_BIGHASH, /* an op of bighash.c's: no event, no mark (it sends its own) */
     KEV__COUNT
 };
 #define KEV_READ 0x80

@@ -204,6 +204,7 @@ static void rp_dump(conn *c, pend *p, const cudis_batch *b)
 void cmd_dump(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
+    bighash_unchunk(c, argv[1], lens[1]); /* a big hash dumps as one item */
     batcher *b = &c->lp->b;
     uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
     b->ops[i].type = CUDIS_TYPE_ANY;
@@ -772,6 +773,14 @@ static void rp_object(conn *c, pend *p, const cudis_batch *b)
         if (p->k == OBJ_ENCODING) {
             resp_bulks(&c->out,
                        zset_is_listpack((const uint8_t *)v, r->val_len) ? "listpack" : "skiplist");
+        } else {
+            resp_int(&c->out, 1);
+        }
+        return;
+    }
+    if (r->type == CUDIS_TYPE_BIGHASH) { /* kept in chunks (bighash.c) */
+        if (p->k == OBJ_ENCODING) {
+            resp_bulks(&c->out, "hashtable");
         } else {
             resp_int(&c->out, 1);
         }

@@ -6,6 +6,9 @@
  * that read many fields (HMGET, HGETALL, HKEYS, HVALS, HRANDFIELD, HSCAN)
  * fetch the encoded hash with one typed GET and answer from it;
  * HINCRBYFLOAT reads, then writes the field, alone between batches.
+ * A hash longer than hash-max-item-size is kept in chunks (bighash.c):
+ * each command first offers itself to bighash_cmd, and the whole-hash
+ * reads answer from the chunks gathered (whole_op, whole_go).
  * Replies and errors follow Redis 7.0 word for word.
  */
 #include <limits.h>
@@ -108,38 +111,54 @@ static void rp_ok(conn *c, pend *p, const cudis_batch *b)
     }
 }
 
-static void hset_generic(conn *c, int argc, char **argv, uint32_t *lens, reply_fn fn)
+/* HSET's arg: the length past which the op reports CUDIS_R_BIG. */
+static int64_t big_at(void)
+{
+    return srv.cfg.hash_max_item_size > 0 ? srv.cfg.hash_max_item_size : 0;
+}
+
+static void hset_generic(conn *c, int argc, char **argv, uint32_t *lens, int kind, reply_fn fn)
 {
     if (argc % 2 != 0) {
         conn_errorf(c, "ERR wrong number of arguments for '%s' command", c->cur_cmd->name);
         return;
     }
+    if (bighash_cmd(c, kind, argc, argv, lens)) {
+        return;
+    }
     sbuf e = {0};
     coll_edits(&e, argc, argv, lens, 2, true);
-    hash_op(c, CUDIS_OP_HSET, 0, argv, lens, e.p, (uint32_t)e.len, 0, true, fn);
+    hash_op(c, CUDIS_OP_HSET, 0, argv, lens, e.p, (uint32_t)e.len, big_at(), true, fn);
     sbuf_free(&e);
 }
 
 void cmd_hset(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    hset_generic(c, argc, argv, lens, coll_rp_num);
+    hset_generic(c, argc, argv, lens, BH_HSET, coll_rp_num);
 }
 
 void cmd_hmset(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    hset_generic(c, argc, argv, lens, rp_ok);
+    hset_generic(c, argc, argv, lens, BH_HMSET, rp_ok);
 }
 
 void cmd_hsetnx(conn *c, int argc, char **argv, uint32_t *lens)
 {
+    if (bighash_cmd(c, BH_HSETNX, argc, argv, lens)) {
+        return;
+    }
     sbuf e = {0};
     coll_edits(&e, argc, argv, lens, 2, true);
-    hash_op(c, CUDIS_OP_HSET, CUDIS_F_NX, argv, lens, e.p, (uint32_t)e.len, 0, true, coll_rp_num);
+    hash_op(c, CUDIS_OP_HSET, CUDIS_F_NX, argv, lens, e.p, (uint32_t)e.len, big_at(), true,
+            coll_rp_num);
     sbuf_free(&e);
 }
 
 void cmd_hdel(conn *c, int argc, char **argv, uint32_t *lens)
 {
+    if (bighash_cmd(c, BH_HDEL, argc, argv, lens)) {
+        return;
+    }
     sbuf e = {0};
     coll_edits(&e, argc, argv, lens, 2, false);
     hash_op(c, CUDIS_OP_HDEL, 0, argv, lens, e.p, (uint32_t)e.len, 0, true, coll_rp_num);
@@ -160,7 +179,7 @@ void cmd_hincrby(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
     long long d;
-    if (arg_ll(c, argv[3], lens[3], &d)) {
+    if (arg_ll(c, argv[3], lens[3], &d) && !bighash_cmd(c, BH_HINCRBY, argc, argv, lens)) {
         hash_op(c, CUDIS_OP_HINCRBY, 0, argv, lens, argv[2], lens[2], d, true, rp_hincrby);
     }
 }
@@ -176,6 +195,9 @@ void cmd_hincrbyfloat(conn *c, int argc, char **argv, uint32_t *lens)
     }
     if (isnan(incr) || isinf(incr)) {
         conn_error(c, "ERR value is NaN or Infinity");
+        return;
+    }
+    if (bighash_cmd(c, BH_HINCRBYFLOAT, argc, argv, lens)) {
         return;
     }
     uint32_t i = batch_add_op(b, CUDIS_OP_HGET, 0, argv[1], lens[1], argv[2], lens[2], 0, 0, false);
@@ -208,7 +230,8 @@ void cmd_hincrbyfloat(conn *c, int argc, char **argv, uint32_t *lens)
     sbuf e = {0};
     coll_edits(&e, 4, fv, fl, 2, true);
     b->ev = KEV_HINCRBYFLOAT;
-    i = batch_add_op(b, CUDIS_OP_HSET, 0, argv[1], lens[1], e.p, (uint32_t)e.len, 0, 0, true);
+    i = batch_add_op(b, CUDIS_OP_HSET, 0, argv[1], lens[1], e.p, (uint32_t)e.len, big_at(), 0,
+                     true);
     b->ops[i].type = CUDIS_TYPE_HASH;
     sbuf_free(&e);
     run_alone(c);
@@ -248,25 +271,33 @@ static void rp_hstrlen(conn *c, pend *p, const cudis_batch *b)
 
 void cmd_hget(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    (void)argc;
+    if (bighash_cmd(c, BH_HGET, argc, argv, lens)) {
+        return;
+    }
     hash_op(c, CUDIS_OP_HGET, 0, argv, lens, argv[2], lens[2], 0, false, rp_hget);
 }
 
 void cmd_hexists(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    (void)argc;
+    if (bighash_cmd(c, BH_HEXISTS, argc, argv, lens)) {
+        return;
+    }
     hash_op(c, CUDIS_OP_HGET, 0, argv, lens, argv[2], lens[2], 0, false, coll_rp_num);
 }
 
 void cmd_hstrlen(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    (void)argc;
+    if (bighash_cmd(c, BH_HSTRLEN, argc, argv, lens)) {
+        return;
+    }
     hash_op(c, CUDIS_OP_HGET, 0, argv, lens, argv[2], lens[2], 0, false, rp_hstrlen);
 }
 
 void cmd_hlen(conn *c, int argc, char **argv, uint32_t *lens)
 {
-    (void)argc;
+    if (bighash_cmd(c, BH_HLEN, argc, argv, lens)) {
+        return;
+    }
     hash_op(c, CUDIS_OP_HLEN, 0, argv, lens, NULL, 0, 0, false, coll_rp_num);
 }
 
@@ -287,9 +318,56 @@ bool coll_whole(conn *c, pend *p, const cudis_batch *b, const uint8_t **h, uint3
     return true;
 }
 
+/* A big hash's whole-hash read: its chunks gathered (bighash_whole) and
+ * answered at once by whole_go, through a pend of its own. */
+static __thread pend big_pend;
+static __thread sbuf big_bytes;
+static __thread int big_status;
+
+/* The typed GET of the whole collection at argv[1] for a reply function;
+ * the caller fills the pend in, then calls whole_go. */
+static pend *coll_whole_op(conn *c, char **argv, uint32_t *lens, uint8_t type, reply_fn fn)
+{
+    if (type == CUDIS_TYPE_HASH) {
+        int rc = bighash_whole(c, argv[1], lens[1], &big_bytes);
+        if (rc != 0) {
+            memset(&big_pend, 0, sizeof(big_pend));
+            big_pend.c = c;
+            big_pend.fn = fn;
+            big_pend.nops = 1;
+            big_status = rc < 0 ? rc : CUDIS_OK;
+            if (c->track_now && rc > 0) { /* (no pend remembers it) */
+                tracking_remember_argv(c, c->cur_cmd, 2, argv, lens);
+            }
+            return &big_pend;
+        }
+    }
+    batcher *b = &c->lp->b;
+    uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    b->ops[i].type = type;
+    return batch_add_pend(b, c, fn, i, 1);
+}
+
 static pend *whole_op(conn *c, char **argv, uint32_t *lens, reply_fn fn)
 {
-    return hash_op(c, CUDIS_OP_GET, 0, argv, lens, NULL, 0, 0, false, fn);
+    return coll_whole_op(c, argv, lens, CUDIS_TYPE_HASH, fn);
+}
+
+/* A pend of whole_op's answered now when it is a big hash's. */
+static void whole_go(conn *c, pend *p)
+{
+    if (p != &big_pend) {
+        return;
+    }
+    cudis_result r = {.status = big_status,
+                      .flags = CUDIS_R_FOUND | CUDIS_R_VALUE,
+                      .type = CUDIS_TYPE_HASH,
+                      .val_len = (uint32_t)big_bytes.len};
+    cudis_batch fb = {.res = &r, .n_ops = 1, .out = (uint8_t *)big_bytes.p};
+    p->fn(c, p, &fb);
+    free(p->aux);
+    p->aux = NULL;
+    sbuf_free(&big_bytes);
 }
 
 enum { HALL_KEYS = 1, HALL_VALS = 2 };
@@ -322,7 +400,9 @@ static void rp_hgetall(conn *c, pend *p, const cudis_batch *b)
 
 static void hall(conn *c, char **argv, uint32_t *lens, int what)
 {
-    whole_op(c, argv, lens, rp_hgetall)->a = what;
+    pend *p = whole_op(c, argv, lens, rp_hgetall);
+    p->a = what;
+    whole_go(c, p);
 }
 
 void cmd_hgetall(conn *c, int argc, char **argv, uint32_t *lens)
@@ -414,12 +494,16 @@ static void rp_hmget(conn *c, pend *p, const cudis_batch *b)
 
 void cmd_hmget(conn *c, int argc, char **argv, uint32_t *lens)
 {
+    if (bighash_cmd(c, BH_HMGET, argc, argv, lens)) {
+        return;
+    }
     sbuf want = {0};
     coll_edits(&want, argc, argv, lens, 2, false);
     pend *p = whole_op(c, argv, lens, rp_hmget);
     coll_aux_bytes(p, want.p, (uint32_t)want.len);
     sbuf_free(&want);
     p->k = argc - 2;
+    whole_go(c, p);
 }
 
 /* ------------------------------------------------------------------------
@@ -548,6 +632,7 @@ void cmd_hrandfield(conn *c, int argc, char **argv, uint32_t *lens)
     pend *p = whole_op(c, argv, lens, rp_hrandfield);
     p->a = count;
     p->b = how;
+    whole_go(c, p);
 }
 
 /* ------------------------------------------------------------------------
@@ -666,15 +751,13 @@ void coll_scan_prepare(conn *c, int argc, char **argv, uint32_t *lens, uint8_t t
     long long count;
     const char *err = coll_scan_args(argc, argv, lens, 3, &pat, &plen, &count);
     (void)count; /* a hint: the whole collection comes in one reply */
-    batcher *b = &c->lp->b;
-    uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
-    b->ops[i].type = type;
-    pend *p = batch_add_pend(b, c, fn, i, 1);
+    pend *p = coll_whole_op(c, argv, lens, type, fn);
     p->a = type == CUDIS_TYPE_HASH; /* fields with their values */
     p->b = (int64_t)(intptr_t)err;
     if (pat != NULL && !(plen == 1 && pat[0] == '*')) {
         coll_aux_bytes(p, pat, plen);
     }
+    whole_go(c, p);
 }
 
 void cmd_hscan(conn *c, int argc, char **argv, uint32_t *lens)

@@ -716,11 +716,9 @@ void cmd_touch(conn *c, int argc, char **argv, uint32_t *lens)
 
 const char *type_name(uint32_t type)
 {
-    static const char *const names[CUDIS_TYPE__COUNT] = {[CUDIS_TYPE_STRING] = "string",
-                                                         [CUDIS_TYPE_HASH] = "hash",
-                                                         [CUDIS_TYPE_SET] = "set",
-                                                         [CUDIS_TYPE_LIST] = "list",
-                                                         [CUDIS_TYPE_ZSET] = "zset"};
+    static const char *const names[CUDIS_TYPE__COUNT] = {
+        [CUDIS_TYPE_STRING] = "string", [CUDIS_TYPE_HASH] = "hash", [CUDIS_TYPE_SET] = "set",
+        [CUDIS_TYPE_LIST] = "list",     [CUDIS_TYPE_ZSET] = "zset", [CUDIS_TYPE_BIGHASH] = "hash"};
     return type < CUDIS_TYPE__COUNT ? names[type] : "none";
 }
 
@@ -932,6 +930,7 @@ void cmd_memory_usage(conn *c, int argc, char **argv, uint32_t *lens)
 
 static void rename_generic(conn *c, char **argv, uint32_t *lens, bool nx)
 {
+    bighash_unchunk(c, argv[1], lens[1]); /* a big hash moves as one item */
     batcher *b = &c->lp->b;
     uint32_t i = batch_add_op(b, CUDIS_OP_GET, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
     b->ops[i].type = CUDIS_TYPE_ANY;
@@ -1025,6 +1024,10 @@ void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
     }
     bool all = strcmp(c->cur_cmd->name, "flushall") == 0;
     int rc = engine_flush(srv.eng, all ? CUDIS_DB_ALL : db_phys(c->db));
+    if (rc == CUDIS_OK && !all) { /* and the chunks of its big hashes */
+        rc = engine_flush(srv.eng, db_phys(c->db) | BH_HIDDEN);
+    }
+    bighash_flushed(all ? -1 : db_phys(c->db));
     if (rc != CUDIS_OK) {
         reply_engine_error(c, rc);
         return;
@@ -1071,7 +1074,8 @@ static int scan_typed(conn *c, scan_ctx *s)
     int rc = b->nops ? run_alone(c) : CUDIS_OK;
     for (uint32_t i = 0; rc == CUDIS_OK && i < b->nops; i++) {
         const cudis_result *r = &b->res[i];
-        if (r->status == CUDIS_OK && (r->flags & CUDIS_R_FOUND) && (int)r->type == s->type) {
+        if (r->status == CUDIS_OK && (r->flags & CUDIS_R_FOUND) &&
+            (int)(r->type == CUDIS_TYPE_BIGHASH ? CUDIS_TYPE_HASH : r->type) == s->type) {
             resp_bulk(&s->keys, b->in + b->ops[i].key_off, b->ops[i].key_len);
             s->n++;
         }
@@ -1140,7 +1144,7 @@ void cmd_scan(conn *c, int argc, char **argv, uint32_t *lens)
             j++;
         } else if (util_eq(argv[j], lens[j], "type") && more) {
             s.type = -2;
-            for (uint32_t t = 0; t < CUDIS_TYPE__COUNT; t++) {
+            for (uint32_t t = 0; t < CUDIS_TYPE_BIGHASH; t++) { /* (a big hash is a hash) */
                 if (util_eq(argv[j + 1], lens[j + 1], type_name(t))) {
                     s.type = (int)t;
                 }
@@ -1292,6 +1296,7 @@ void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
         conn_error(c, "ERR source and destination objects are the same");
         return;
     }
+    bighash_unchunk(c, argv[1], lens[1]); /* a big hash is copied as one item */
     int n = copy_key(c, argv[1], lens[1], dst_db, argv[2], lens[2], replace);
     if (n == 1) {
         keyspace_notify(c->lp, NOTIFY_NEW, "new", dst_db, argv[2], lens[2]);
@@ -1315,6 +1320,7 @@ void cmd_move(conn *c, int argc, char **argv, uint32_t *lens)
         conn_error(c, "ERR source and destination objects are the same");
         return;
     }
+    bighash_unchunk(c, argv[1], lens[1]); /* a big hash moves as one item */
     int n = copy_key(c, argv[1], lens[1], dst, argv[1], lens[1], false);
     if (n == 1) {
         b->ev = KEV_QUIET;

@@ -114,7 +114,6 @@ static int lookup_pattern(conn *c, const char *pat, uint32_t plen, const selem *
             any = true;
         }
     }
-    sbuf_free(&key);
     int st = CUDIS_OK;
     if (any) {
         run_alone(c);
@@ -141,6 +140,8 @@ static int lookup_pattern(conn *c, const char *pat, uint32_t plen, const selem *
             off[i] = store->len;
             lens[i] = r->val_len;
             sbuf_add(store, v, r->val_len);
+        } else if (field != NULL && r->type == CUDIS_TYPE_BIGHASH) {
+            off[i] = SIZE_MAX - 1; /* its chunk is read below */
         } else if (field != NULL && r->type == CUDIS_TYPE_HASH) {
             cudis_hentry he;
             if (cudis_hash_find(v, r->val_len, (const uint8_t *)field, flen, &he)) {
@@ -151,6 +152,21 @@ static int lookup_pattern(conn *c, const char *pat, uint32_t plen, const selem *
         }
     }
     batch_reset(b);
+    for (uint32_t i = 0; st == CUDIS_OK && i < n; i++) {
+        if (off[i] == SIZE_MAX - 1) { /* a big hash's field */
+            off[i] = SIZE_MAX;
+            size_t at = store->len;
+            (void)pattern_key(pat, plen, e[i].v, e[i].len, &key, &field, &flen);
+            int rc = bighash_field(c, key.p, (uint32_t)key.len, field, flen, store);
+            if (rc < 0) {
+                st = rc;
+            } else if (rc > 0) {
+                off[i] = at;
+                lens[i] = (uint32_t)(store->len - at);
+            }
+        }
+    }
+    sbuf_free(&key);
     for (uint32_t i = 0; i < n; i++) {
         if (off[i] != SIZE_MAX) {
             vals[i] = (const uint8_t *)store->p + off[i];

@@ -39,6 +39,7 @@ typedef struct srv_config {
     char *maxmemory_policy;
     long long lfu_log_factor;
     long long hash_max_listpack_entries, hash_max_listpack_value; /* OBJECT ENCODING of a hash */
+    long long hash_max_item_size; /* a hash longer than this goes to chunks (bighash.c) */
     long long set_max_intset_entries;                             /* and of a set */
     long long zset_max_listpack_entries, zset_max_listpack_value; /* and of a zset */
     long long lfu_decay_time;

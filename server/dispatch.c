@@ -247,6 +247,9 @@ static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens)
 void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens)
 {
     loop *lp = c->lp;
+    if (bighash_work()) {
+        bighash_tend(lp); /* what the last batches left (bighash.c) */
+    }
     size_t before = c->out.len;
     c->last_cmd = cmd;
     c->cur_cmd = cmd;

@@ -150,7 +150,7 @@ static bool is_lookup(const cudis_op *op, uint8_t ev)
 bool keyspace_wants_events(void)
 {
     int nf = srv.cfg.notify_flags;
-    return tracking_active() ||
+    return tracking_active() || bighash_any() ||
            ((nf & (NOTIFY_EXPIRED | NOTIFY_EVICTED)) && (nf & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)));
 }
 
@@ -205,6 +205,10 @@ static void engine_events(loop *from, cudis_evbuf *ev)
             continue;
         }
         const char *key = (const char *)ev->keys + e->key_off;
+        bighash_note_event(e->db, key, e->key_len);
+        if (e->db & BH_HIDDEN) {
+            continue; /* a big hash's chunk: bighash.c tells of its hash */
+        }
         if (trk) {
             tracking_invalidate(from, key, e->key_len, 0);
         }
@@ -215,6 +219,7 @@ static void engine_events(loop *from, cudis_evbuf *ev)
         }
     }
     if (lost) {
+        bighash_note_lost();
         if (atomic_fetch_add(&events_lost, 1) == 0) {
             log_msg(LL_WARNING, "More keys left the engine in one batch than its event buffer "
                                 "holds: tracking clients were told to drop everything; the "
@@ -249,17 +254,27 @@ void keyspace_batch_done(batcher *b, const cudis_batch *cb)
     }
     bool trk = tracking_active();
     int nf = srv.cfg.notify_flags;
-    if (!trk && nf == 0) {
+    bool big = bighash_any();
+    if (!trk && nf == 0 && !big && srv.cfg.hash_max_item_size <= 0) {
         return;
     }
     for (uint32_t i = 0; i < cb->n_ops; i++) {
         const cudis_result *r = &cb->res[i];
-        if (r->status != CUDIS_OK) {
+        const cudis_op *op = &cb->ops[i];
+        uint8_t ev = b->meta[i].ev & ~KEV_READ;
+        if (r->status != CUDIS_OK || (op->db & BH_HIDDEN)) {
+            continue; /* (chunks of big hashes are not keys) */
+        }
+        const char *key = (const char *)cb->in + op->key_off;
+        if (r->flags & CUDIS_R_BIG) {
+            bighash_note_big(op->db, key, op->key_len);
+        }
+        if (big && (r->flags & CUDIS_R_DONE) && ev != KEV_BIGHASH) {
+            bighash_note_write(op->db, key, op->key_len); /* it may have replaced a head */
+        }
+        if (!trk && nf == 0) {
             continue;
         }
-        const cudis_op *op = &cb->ops[i];
-        const char *key = (const char *)cb->in + op->key_off;
-        uint8_t ev = b->meta[i].ev & ~KEV_READ;
         if ((nf & NOTIFY_KEY_MISS) && !(r->flags & CUDIS_R_FOUND) && is_lookup(op, b->meta[i].ev)) {
             /* before the op's own events: Redis looks the key up first */
             keyspace_notify(from, NOTIFY_KEY_MISS, "keymiss", op->db, key, op->key_len);
@@ -268,7 +283,7 @@ void keyspace_batch_done(batcher *b, const cudis_batch *cb)
             if (trk) {
                 tracking_invalidate(from, key, op->key_len, b->meta[i].who);
             }
-            if (nf != 0 && ev != KEV_QUIET) {
+            if (nf != 0 && ev != KEV_QUIET && ev != KEV_BIGHASH) {
                 notify_op(from, op, r, ev, cb->now_ms, key);
             }
         }

@@ -223,6 +223,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
                 pthread_rwlock_unlock(&srv.eng_lock);
             }
         }
+        bighash_tend(lp); /* chunks of hashes that went; waiting conversions */
     }
     loop_drain(lp);
     struct timeval tv = {0, (suseconds_t)(1000000 / srv.cfg.hz)};

@@ -24,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "batch.h"
+#include "bighash.h"
 #include "commands.h"
 #include "config.h"
 #include "cudis_op.h"

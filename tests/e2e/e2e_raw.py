@@ -15,11 +15,14 @@ WRONGTYPE = Err("WRONGTYPE Operation against a key holding the wrong kind of val
 
 
 class Base(unittest.TestCase):
-    """self.c: a connection to a fresh server under test (options: extra)."""
+    """self.c: a connection to a fresh server under test (options: extra,
+    and cudis_extra when it is cudis)."""
     extra = ()
+    cudis_extra = ()
 
     def setUp(self):
-        self.srv = e2e_server.Server(BIN, extra=self.extra)
+        own = () if "redis-server" in os.path.basename(BIN) else self.cudis_extra
+        self.srv = e2e_server.Server(BIN, extra=tuple(self.extra) + tuple(own))
         self.c = Conn(self.srv.port)
 
     def tearDown(self):

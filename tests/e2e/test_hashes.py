@@ -389,10 +389,31 @@ class VsRedis(BesideRedis):
         self.assertEqual(self.c.call("HMGET", "wide", "f1", "f1", "f1"), [b"v7"] * 3)
 
     def test_random_stream_equals_redis(self):
-        rng = random.Random(1234)
+        random_stream(self, random.Random(1234), 12, 4000, 3)
+
+
+def unordered(cmd, reply):
+    """A reply whose order is the encoding's (a hash Redis keeps as a
+    hashtable, one cudis keeps in chunks), sorted."""
+    if not isinstance(reply, list):
+        return reply
+    if cmd[0] in ("HGETALL",):
+        return sorted(zip(reply[0::2], reply[1::2]))
+    if cmd[0] == "HSCAN":
+        return [reply[0], sorted(zip(reply[1][0::2], reply[1][1::2]))]
+    if cmd[0] in ("HKEYS", "HVALS", "HRANDFIELD"):
+        return sorted(reply)
+    return reply
+
+
+def random_stream(t, rng, nfields, steps, most):
+    """A seeded random stream of hash and generic commands on a few keys,
+    sent to cudis (t.c) and redis-server (t.rc): every reply equal (those
+    in an encoding's order compared sorted)."""
+    if True:
         keys = ["h0", "h1", "h2", "s0"]
-        fields = ["f%d" % i for i in range(12)]
-        both = (self.c, self.rc)
+        fields = ["f%d" % i for i in range(nfields)]
+        both = (t.c, t.rc)
         for conn in both:
             conn.call("SET", "s0", "7")
 
@@ -403,7 +424,7 @@ class VsRedis(BesideRedis):
             k, f = rng.choice(keys), rng.choice(fields)
             r = rng.randrange(16)
             if r < 4:
-                n = rng.randrange(1, 4)
+                n = rng.randrange(1, most + 1)
                 cmd = ["HSET", k] + [x for _ in range(n) for x in (rng.choice(fields), val())]
             elif r == 4:
                 cmd = ["HSETNX", k, f, val()]
@@ -422,7 +443,7 @@ class VsRedis(BesideRedis):
             elif r == 11:
                 cmd = [rng.choice(["HEXISTS", "HSTRLEN"]), k, f]
             elif r == 12:
-                cmd = ["HRANDFIELD", k, str(rng.choice([20, 0]))]  # all of it, or none
+                cmd = ["HRANDFIELD", k, str(rng.choice([nfields + 8, 0]))]  # all of it, or none
             elif r == 13:
                 cmd = ["HSCAN", k, "0", "MATCH", rng.choice(["*", "f1*", "f?"])]
             elif r == 14:
@@ -431,10 +452,200 @@ class VsRedis(BesideRedis):
                 cmd = ["RENAME", k, rng.choice(keys)] if rng.random() < 0.5 else ["COPY", k,
                                                                                 rng.choice(keys),
                                                                                 "REPLACE"]
-            got, want = self.c.call(*cmd), self.rc.call(*cmd)
-            if cmd[0] == "HRANDFIELD" and isinstance(want, list):
-                got, want = sorted(got), sorted(want)
-            self.assertEqual(got, want, "step %d: %r" % (step, cmd))
+            got, want = t.c.call(*cmd), t.rc.call(*cmd)
+            t.assertEqual(unordered(cmd, got), unordered(cmd, want), "step %d: %r" % (step, cmd))
+
+
+class BigVsRedis(BesideRedis):
+    """Hashes past hash-max-item-size live in chunks (server/bighash.c):
+    with a tiny limit nearly every hash is chunked, converted, split as it
+    grows, turned back into one item by RENAME/COPY, reclaimed: every reply
+    must still equal Redis's."""
+    cudis_extra = ("--hash-max-item-size", "64")
+
+    def test_random_stream_equals_redis(self):
+        random_stream(self, random.Random(99), 12, 3000, 3)
+
+    def test_random_stream_many_fields(self):
+        # past 64 fields per chunk: chunks split while HSETs land on them
+        random_stream(self, random.Random(7), 700, 2500, 40)
+
+
+class BigHashes(Base):
+    """What a chunked hash must keep that Redis's replies do not show: its
+    chunks go with it (DEL, overwrite, expiry, FLUSHDB: engine_items tells),
+    eviction removes it whole, and it answers as a hash everywhere."""
+    cudis_extra = ("--hash-max-item-size", "1024")
+
+    def items(self):
+        """The engine's items, chunks included (redis-server: its keys)."""
+        info = self.c.call("INFO").decode()
+        if self.srv.is_redis:
+            return sum(int(x.split("keys=")[1].split(",")[0]) for x in info.split()
+                       if x.startswith("db") and "keys=" in x)
+        return int(info.split("engine_items:")[1].split()[0])
+
+    def fill(self, key, n, width=20):
+        c = self.c
+        for b in range(0, n, 100):
+            c.call("HSET", key, *[x for i in range(b, min(n, b + 100))
+                                  for x in ("f%d" % i, "%0*d" % (width, i))])
+
+    def test_chunks_go_with_their_hash(self):
+        c = self.c
+        self.fill("h", 2000)
+        self.assertEqual(c.call("OBJECT", "ENCODING", "h"), b"hashtable")
+        if not self.srv.is_redis:
+            self.assertGreater(self.items(), 16, "2000 fields in chunks of about 64")
+        self.assertEqual(c.call("DBSIZE"), 1)
+        self.assertEqual(c.call("KEYS", "*"), [b"h"])
+        self.assertEqual(c.call("SCAN", "0", "TYPE", "hash"), [b"0", [b"h"]])
+        self.assertEqual(c.call("TYPE", "h"), "hash")
+        self.assertEqual(c.call("DEL", "h"), 1)
+        self.assertEqual(self.items(), 0)
+        self.fill("h", 2000)
+        self.assertEqual(c.call("SET", "h", "x"), "OK")
+        c.call("PING")
+        self.assertEqual(self.items(), 1)
+        self.assertEqual(c.call("HGET", "h", "f1"), WRONGTYPE)
+        c.call("DEL", "h")
+        self.fill("h", 2000)
+        self.assertEqual(c.call("PEXPIRE", "h", "100"), 1)
+        self.assertEqual(c.call("HLEN", "h"), 2000)
+        time.sleep(0.4)
+        self.assertEqual(c.call("HGET", "h", "f1"), None)
+        self.assertEqual(self.items(), 0, "the expired hash's chunks were reclaimed")
+        self.fill("h", 2000)
+        c.call("SELECT", "1")
+        self.fill("h", 500)
+        self.assertEqual(c.call("FLUSHDB"), "OK")
+        c.call("SELECT", "0")
+        self.assertEqual(c.call("HLEN", "h"), 2000)
+        c.call("FLUSHALL")
+        self.assertEqual(self.items(), 0)
+
+    def test_fields_ttl_and_commands(self):
+        c = self.c
+        self.fill("h", 3000)
+        self.assertEqual(c.call("HLEN", "h"), 3000)
+        self.assertEqual(c.call("HGET", "h", "f2999"), b"%020d" % 2999)
+        self.assertEqual(c.call("HMGET", "h", "f0", "nope", "f0", "f1500"),
+                         [b"%020d" % 0, None, b"%020d" % 0, b"%020d" % 1500])
+        self.assertEqual(c.call("HSTRLEN", "h", "f7"), 20)
+        self.assertEqual(c.call("HEXISTS", "h", "f7"), 1)
+        self.assertEqual(c.call("HSETNX", "h", "f7", "x"), 0)
+        self.assertEqual(c.call("HSETNX", "h", "new", "x"), 1)
+        self.assertEqual(c.call("HINCRBY", "h", "n", "5"), 5)
+        self.assertEqual(c.call("HINCRBY", "h", "n", "-1"), 4)
+        self.assertEqual(c.call("HINCRBY", "h", "f7", "1"),  # (leading zeros)
+                         Err("ERR hash value is not an integer"))
+        self.assertEqual(c.call("HINCRBY", "h", "new", "1"),
+                         Err("ERR hash value is not an integer"))
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "fl", "2.5"), b"2.5")
+        self.assertEqual(c.call("HINCRBYFLOAT", "h", "new", "1"),
+                         Err("ERR hash value is not a float"))
+        self.assertEqual(c.call("HLEN", "h"), 3003)
+        self.assertEqual(c.call("EXPIRE", "h", "100"), 1)
+        self.assertEqual(c.call("HSET", "h", "more", "1"), 1)
+        self.assertEqual(c.call("TTL", "h"), 100, "a write keeps the hash's TTL")
+        flat = c.call("HGETALL", "h")
+        self.assertEqual(len(flat), 2 * 3004)
+        self.assertEqual(len(set(c.call("HKEYS", "h"))), 3004)
+        self.assertEqual(len(c.call("HRANDFIELD", "h", "10")), 10)
+        cur, got = b"0", []
+        while True:  # (Redis pages a hashtable; cudis answers it whole)
+            cur, part = c.call("HSCAN", "h", cur, "MATCH", "f29*")
+            got += part
+            if cur == b"0":
+                break
+        self.assertEqual(sorted(set(got[0::2])), sorted(b"f%d" % i for i in range(3000)
+                                                   if b"f%d" % i >= b"f29" and b"f%d" % i < b"f2:"))
+        self.assertEqual(c.call("HDEL", "h", *["f%d" % i for i in range(3000)]), 3000)
+        self.assertEqual(sorted(c.call("HKEYS", "h")), [b"fl", b"more", b"n", b"new"])
+        self.assertEqual(c.call("HDEL", "h", "fl", "more", "n", "new"), 4)
+        self.assertEqual(c.call("EXISTS", "h"), 0)
+        self.assertEqual(self.items(), 0)
+
+    def test_generic_commands_multi_lua_events(self):
+        c = self.c
+        self.fill("h", 1000)
+        self.assertEqual(c.call("RENAME", "h", "h2"), "OK")
+        self.assertEqual(c.call("HLEN", "h2"), 1000)
+        self.assertEqual(c.call("COPY", "h2", "h3"), 1)
+        self.assertEqual(c.call("HGET", "h3", "f999"), b"%020d" % 999)
+        self.assertEqual(c.call("MOVE", "h3", "2"), 1)
+        payload = c.call("DUMP", "h2")
+        self.assertEqual(c.call("RESTORE", "h4", "0", payload), "OK")
+        self.assertEqual(c.call("HLEN", "h4"), 1000)
+        self.assertEqual(c.call("HSET", "h4", "x", "y"), 1)  # a big one again
+        self.assertEqual(c.call("HLEN", "h4"), 1001)
+        c.call("RPUSH", "l", "3", "1", "2")
+        self.assertEqual(c.call("SORT", "l", "BY", "nosort", "GET", "h*->f1"),
+                         [None, None, b"%020d" % 1])  # h3 moved, no h1, h2
+        self.assertEqual(c.call("SORT", "l", "BY", "h*->f5", "GET", "#"),
+                         [b"1", b"3", b"2"])  # weights 0 0 5
+        self.assertEqual(c.call("MULTI"), "OK")
+        for cmd in (("HSET", "h4", "a", "1"), ("HGET", "h4", "a"), ("HLEN", "h4"),
+                    ("HDEL", "h4", "a")):
+            self.assertEqual(c.call(*cmd), "QUEUED")
+        self.assertEqual(c.call("EXEC"), [1, b"1", 1002, 1])
+        self.assertEqual(c.call("EVAL", "redis.call('hset', KEYS[1], 'z', 'q') "
+                                "return {redis.call('hget', KEYS[1], 'z'), "
+                                "redis.call('hlen', KEYS[1])}", "1", "h4"), [b"q", 1002])
+        sub = Conn(self.srv.port)
+        c.call("CONFIG", "SET", "notify-keyspace-events", "KEA")
+        sub.call("SUBSCRIBE", "__keyspace@0__:h4")
+        c.call("HSET", "h4", "a", "1")
+        c.call("HINCRBY", "h4", "n", "1")
+        c.call("HDEL", "h4", "a", "nope")
+        c.call("HDEL", "h4", "nope")
+        c.call("DEL", "h4")
+        got = [sub.read()[2] for _ in range(4)]
+        self.assertEqual(got, [b"hset", b"hincrby", b"hdel", b"del"])
+        sub.close()
+
+    def test_watch_sees_a_write(self):
+        c, o = self.c, Conn(self.srv.port)
+        self.fill("h", 1000)
+        c.call("WATCH", "h")
+        self.assertEqual(o.call("HSET", "h", "f1", "changed"), 0)
+        c.call("MULTI")
+        c.call("HGET", "h", "f1")
+        self.assertIsNone(c.call("EXEC"))
+        o.close()
+
+
+class BigEviction(Base):
+    """Under memory pressure a chunked hash goes whole: a chunk evicted
+    takes its head and the other chunks, so every hash left answers HLEN,
+    HGETALL and HMGET alike."""
+    extra = ("--maxmemory", "6mb", "--maxmemory-policy", "allkeys-lru")
+    cudis_extra = ("--hash-max-item-size", "4096")
+
+    def test_big_hashes_go_whole(self):
+        c = self.c
+        n, nf = 120, 400
+        for i in range(n):
+            for b in range(0, nf, 100):
+                c.send("HSET", "h%d" % i, *[x for j in range(b, b + 100)
+                                            for x in ("f%d" % j, "%0100d" % j)])
+        for i in range(n * nf // 100):
+            self.assertIsInstance(c.read(), int)
+        kept = 0
+        for i in range(n):
+            key = "h%d" % i
+            hlen = c.call("HLEN", key)
+            flat = c.call("HGETALL", key)
+            vals = c.call("HMGET", key, *["f%d" % j for j in range(nf)])
+            self.assertIn(hlen, (0, nf), key)
+            self.assertEqual(len(flat), 2 * hlen, key)
+            if hlen:
+                kept += 1
+                self.assertEqual(vals, [b"%0100d" % j for j in range(nf)], key)
+            else:
+                self.assertEqual(vals, [None] * nf, key)
+        self.assertGreater(kept, 5)
+        self.assertLess(kept, n, "6 MB cannot hold 120 hashes of 40 KB: some were evicted")
 
 
 if __name__ == "__main__":
