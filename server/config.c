@@ -102,7 +102,7 @@ const config_option config_table[] = {
     {"hash-max-listpack-entries", OPT_INT, "128", 0, LLONG_MAX, NULL, true, OFF(hash_max_listpack_entries),
      "OBJECT ENCODING calls a hash of at most this many fields, none longer than hash-max-listpack-value, \"listpack\" (else \"hashtable\"), as Redis would encode it."},
     {"hash-max-item-size", OPT_INT, "65536", 0, 0x7fffffffLL, NULL, true, OFF(hash_max_item_size),
-     "A hash whose encoding grows past this many bytes is kept in chunks of about 64 fields each (so a field's HGET, HSET, HDEL costs the same in a hash of millions), found from a head item under the key (0: never; a hash stays one item)."},
+     "A hash whose encoding grows past this many bytes is kept in chunks of 8 to 16 fields (so a field's HGET, HSET, HDEL costs the same in a hash of millions), found from a head item under the key (0: never; a hash stays one item)."},
     {"hash-max-listpack-value", OPT_INT, "64", 0, LLONG_MAX, NULL, true, OFF(hash_max_listpack_value),
      "See hash-max-listpack-entries: the longest field or value of a hash OBJECT ENCODING calls \"listpack\"."},
     {"hash-max-ziplist-entries", OPT_INT, "128", 0, LLONG_MAX, NULL, true, OFF(hash_max_listpack_entries),
