@@ -172,6 +172,28 @@ static void reg_del(uint8_t pdb, const char *key, uint32_t klen)
     pthread_mutex_unlock(&reg_lock);
 }
 
+/* The entry's head and marks; false when there is none. */
+static bool reg_peek(uint8_t pdb, const char *key, uint32_t klen, bh_head *head, uint8_t *todo)
+{
+    uint64_t h = key_hash(pdb, key, klen);
+    pthread_mutex_lock(&reg_lock);
+    bh_ent **pp = reg_slot(pdb, key, klen, h);
+    bool ok = pp != NULL && *pp != NULL;
+    if (ok) {
+        *head = (*pp)->head;
+        *todo = (*pp)->todo;
+    }
+    pthread_mutex_unlock(&reg_lock);
+    return ok;
+}
+
+static uint8_t todo_of(uint8_t pdb, const char *key, uint32_t klen)
+{
+    bh_head h;
+    uint8_t todo = 0;
+    return reg_peek(pdb, key, klen, &h, &todo) ? todo : 0;
+}
+
 static void reg_mark(uint8_t pdb, const char *key, uint32_t klen, uint8_t todo)
 {
     uint64_t h = key_hash(pdb, key, klen);
@@ -361,16 +383,20 @@ static int run(loop *lp)
     return batch_exec(&lp->b, srv.eng, cudis_now_ms());
 }
 
-/* Whether the head op's result is a live big hash (its head in *out). */
-static bool head_live(const batcher *b, uint32_t i, bh_head *out)
+/* Whether a head op's result is a live big hash (its head in *h). */
+static bool head_of(const cudis_result *r, const uint8_t *out, bh_head *h)
 {
-    const cudis_result *r = &b->res[i];
     if (r->status != CUDIS_OK || !(r->flags & CUDIS_R_FOUND) || r->type != CUDIS_TYPE_BIGHASH ||
         !(r->flags & CUDIS_R_VALUE) || r->val_len != sizeof(bh_head)) {
         return false;
     }
-    memcpy(out, b->out + r->val_off, sizeof(*out));
-    return out->magic == BH_MAGIC && out->level < 31;
+    memcpy(h, out + r->val_off, sizeof(*h));
+    return h->magic == BH_MAGIC && h->level < 31;
+}
+
+static bool head_live(const batcher *b, uint32_t i, bh_head *h)
+{
+    return head_of(&b->res[i], b->out, h);
 }
 
 /* Delete chunks [0, n) of a hash. */
@@ -743,6 +769,87 @@ static uint32_t add_edits(batcher *b, uint8_t pdb, ckey *k, const bh_head *h, in
     return op0;
 }
 
+/* The reply of a read (HGET HEXISTS HSTRLEN HMGET: nf fields' HGET
+ * results; HLEN: the head's count); h NULL: the hash is gone. */
+static void reply_reads(conn *c, int kind, int nf, const cudis_result *res, const uint8_t *out,
+                        const bh_head *h)
+{
+    if (kind == BH_HLEN) {
+        resp_int(&c->out, h ? (long long)h->count : 0);
+        return;
+    }
+    if (kind == BH_HMGET) {
+        resp_array(&c->out, nf);
+    }
+    for (int j = 0; j < nf; j++) {
+        const cudis_result *r = &res[j];
+        bool has = h != NULL && r->status == CUDIS_OK && (r->flags & CUDIS_R_VALUE);
+        if (h != NULL && r->status != CUDIS_OK && kind != BH_HMGET) {
+            reply_engine_error(c, r->status);
+        } else if (kind == BH_HEXISTS) {
+            resp_int(&c->out, has ? 1 : 0);
+        } else if (kind == BH_HSTRLEN) {
+            resp_int(&c->out, has ? (long long)r->val_len : 0);
+        } else if (has) {
+            resp_bulk(&c->out, out + r->val_off, r->val_len);
+        } else {
+            resp_null(&c->out, c->proto);
+        }
+    }
+}
+
+/* A read in the open batch (one loop, batches run in order: the
+ * registry's head is the head those ops will meet, as every write of a
+ * big hash drains the batch first): the head's op and the fields' HGETs
+ * share the batch with other clients' ops. Answered by rp_read. */
+static void rp_read(conn *c, pend *p, const cudis_batch *b)
+{
+    const cudis_result *hr = &b->res[p->op0];
+    const cudis_op *op = &b->ops[p->op0];
+    const char *key = (const char *)b->in + op->key_off;
+    bh_head h;
+    if (hr->status != CUDIS_OK) {
+        reply_engine_error(c, hr->status);
+        return;
+    }
+    bool live = head_of(hr, b->out, &h);
+    if (live) { /* a chunk evicted in this very batch: the hash went before */
+        bh_head cur;
+        uint8_t todo = 0;
+        live = reg_peek(op->db, key, op->key_len, &cur, &todo) && !(todo & TODO_EVICT);
+    }
+    if (!live) {
+        reg_mark(op->db, key, op->key_len, TODO_CHECK);
+        if ((hr->flags & CUDIS_R_FOUND) && hr->type != CUDIS_TYPE_BIGHASH &&
+            !(todo_of(op->db, key, op->key_len) & TODO_EVICT)) {
+            reply_engine_error(c, CUDIS_E_WRONGTYPE);
+            return;
+        }
+    }
+    reply_reads(c, (int)p->k, (int)p->nops - 1, &b->res[p->op0 + 1], b->out, live ? &h : NULL);
+}
+
+static void batched_read(conn *c, int kind, int argc, char **argv, uint32_t *lens,
+                         const bh_head *known)
+{
+    batcher *b = &c->lp->b;
+    uint8_t pdb = b->db;
+    ckey k;
+    ckey_init(&k, argv[1], lens[1]);
+    uint32_t ih = head_read(b, pdb, argv[1], lens[1], true);
+    for (int j = 2; kind != BH_HLEN && j < argc; j++) {
+        chunk_op(b, pdb, &k, chunk_of(known, argv[j], lens[j]), CUDIS_OP_HGET, argv[j], lens[j],
+                 0, false);
+    }
+    free(k.p);
+    pend *p = batch_add_pend(b, c, rp_read, ih, b->nops - ih);
+    p->k = kind;
+    p->track = false; /* (its chunks are no keys): the key alone is remembered */
+    if (c->track_now) {
+        tracking_remember_argv(c, c->cur_cmd, 2, argv, lens);
+    }
+}
+
 /* Fields are read (HGET HEXISTS HSTRLEN HMGET HLEN), or written. */
 static bool run_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens, const bh_head *known)
 {
@@ -769,24 +876,7 @@ static bool run_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens, co
         if (!head_live(b, ih, &h)) {
             return not_big(c, pdb, key, klen, known);
         }
-        if (kind == BH_HMGET) {
-            resp_array(&c->out, argc - 2);
-        }
-        for (int j = 2; j < argc; j++) {
-            const cudis_result *r = &b->res[ih + (uint32_t)(j - 1)];
-            bool has = r->status == CUDIS_OK && (r->flags & CUDIS_R_VALUE);
-            if (r->status != CUDIS_OK && kind != BH_HMGET) {
-                reply_engine_error(c, r->status);
-            } else if (kind == BH_HEXISTS) {
-                resp_int(&c->out, has ? 1 : 0);
-            } else if (kind == BH_HSTRLEN) {
-                resp_int(&c->out, has ? (long long)r->val_len : 0);
-            } else if (has) {
-                resp_bulk(&c->out, b->out + r->val_off, r->val_len);
-            } else {
-                resp_null(&c->out, c->proto);
-            }
-        }
+        reply_reads(c, kind, argc - 2, &b->res[ih + 1], b->out, &h);
         batch_reset(b);
         return true;
     }
@@ -797,7 +887,7 @@ static bool run_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens, co
             return not_big(c, pdb, key, klen, known);
         }
         batch_reset(b);
-        resp_int(&c->out, (long long)h.count);
+        reply_reads(c, kind, 0, NULL, NULL, &h);
         return true;
     case BH_HSET:
     case BH_HMSET:
@@ -954,12 +1044,17 @@ bool bighash_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens)
         return false;
     }
     uint8_t pdb = c->lp->b.db;
-    if (!reg_get(pdb, argv[1], lens[1], NULL)) {
+    bh_head known;
+    if (!reg_get(pdb, argv[1], lens[1], &known)) {
         return false;
+    }
+    if (kind <= BH_HLEN && srv.nloops == 1 && !server_pipelined() && !bighash_work() &&
+        !(c->cur_cmd != NULL && (c->cur_cmd->flags & CMD_EXCL))) {
+        batched_read(c, kind, argc, argv, lens, &known);
+        return true;
     }
     bool locked = alone_begin(c);
     bighash_tend(c->lp);
-    bh_head known;
     bool done = false;
     if (reg_get(pdb, argv[1], lens[1], &known)) {
         done = run_cmd(c, kind, argc, argv, lens, &known);
