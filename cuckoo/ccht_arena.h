@@ -14,6 +14,11 @@
  *
  * When memory is full (no free chunk of the class, no free page), the slow
  * path, which the caller enters holding NO bucket lock, frees memory:
+ *   - reclaim first: when the classes' free lists have grown by a few
+ *     pages' worth since the last look, the pages whose chunks are all
+ *     free go back to the pool (values that grew or shrank into another
+ *     class leave such pages behind; without this they stayed with their
+ *     old class while the new one evicted);
  *   - memory eviction: sample chunks of the class on random pages (half of
  *     the probes on pages the class received lately), look up each one's
  *     recency stamp through the index, unlink the oldest (expired items
@@ -57,6 +62,8 @@
 #define CCHT_DRAIN_WAIT_NS 500000000ull /* a page move waits this long for a chunk in use */
 #define CCHT_RUN_SCAN 16384u            /* pages searched for a free run per attempt */
 #define CCHT_KEPT_TRIES 16u /* barren attempts before a policy that keeps items says full */
+#define CCHT_RECLAIM_MAX 64u /* wholly free pages one class gives back per reclaim */
+#define CCHT_RECLAIM_MIN 4u  /* pages of new free-chunk slack that make a reclaim worth a try */
 
 /* page_drain values */
 #define CCHT_DRAIN_NONE 0u
@@ -345,15 +352,16 @@ CUDIS_HD static inline void ccht_pool_put_run(const ccht_arena *a, uint32_t p, u
  * Free lists (one spinlock each)
  * ---------------------------------------------------------------------- */
 
-/* With the shard's lock held: push the chain first..last (linked through
- * offset 8; last's link is overwritten). */
+/* With the shard's lock held: push the chain first..last of n chunks
+ * (linked through offset 8; last's link is overwritten). */
 CUDIS_HD static inline void ccht_do_push(const ccht_arena *a, uint32_t cls, uint32_t s,
-                                         uint64_t first, uint64_t last)
+                                         uint64_t first, uint64_t last, uint32_t n)
 {
     ccht_shard *sh = &a->cls[cls].shard[s];
     uint64_t old = cudis_load_relaxed_u64(&sh->head);
     cudis_store_relaxed_u64(ccht_chunk_link(a, last), old);
     cudis_store_relaxed_u64(&sh->head, first + 1);
+    cudis_store_relaxed_u32(&sh->nfree, cudis_load_relaxed_u32(&sh->nfree) + n);
     if (old == 0) {
         cudis_fetch_or_u64(&a->cls[cls].nonempty, 1ull << s);
     }
@@ -374,6 +382,7 @@ CUDIS_HD static inline uint64_t ccht_shard_take(const ccht_arena *a, uint32_t cl
         off = h - 1;
         uint64_t next = cudis_load_relaxed_u64(ccht_chunk_link(a, off));
         cudis_store_relaxed_u64(&sh->head, next);
+        cudis_store_relaxed_u32(&sh->nfree, cudis_load_relaxed_u32(&sh->nfree) - 1);
         if (next == 0) {
             cudis_fetch_and_u64(&a->cls[cls].nonempty, ~(1ull << s));
         }
@@ -421,7 +430,8 @@ CUDIS_HD static inline uint64_t ccht_carve(const ccht_arena *a, uint32_t cls, ui
         uint32_t last = first + (per - 1 - first) / CCHT_SHARDS * CCHT_SHARDS;
         uint32_t s = (shard + r) % CCHT_SHARDS;
         ccht_spin_lock(&k->shard[s].lock);
-        ccht_do_push(a, cls, s, base + (uint64_t)first * size, base + (uint64_t)last * size);
+        ccht_do_push(a, cls, s, base + (uint64_t)first * size, base + (uint64_t)last * size,
+                     (last - first) / CCHT_SHARDS + 1);
         ccht_spin_unlock(&k->shard[s].lock);
     }
     cudis_store_rel_u32(&a->page_drain[p], CCHT_DRAIN_NONE);
@@ -553,7 +563,7 @@ CUDIS_HD static inline void ccht_arena_free(const ccht_arena *a, uint64_t off, u
         cudis_store_rel_u32(ccht_chunk_h0(a, off), 0); /* the page's mover takes it */
     } else {
         cudis_store_relaxed_u32(ccht_chunk_h0(a, off), 0);
-        ccht_do_push(a, c, s, off, off);
+        ccht_do_push(a, c, s, off, off, 1);
     }
     ccht_spin_unlock(&sh->lock);
 }
@@ -728,7 +738,7 @@ CUDIS_HD static inline void ccht_undrain(const ccht_arena *a, uint32_t p, uint32
     for (uint32_t i = 0; i < k->per_page; i++) {
         uint64_t c = base + (uint64_t)i * k->size;
         if (cudis_load_acq_u32(ccht_chunk_h0(a, c)) == 0) {
-            ccht_do_push(a, d, i % CCHT_SHARDS, c, c);
+            ccht_do_push(a, d, i % CCHT_SHARDS, c, c, 1);
         }
     }
     cudis_store_rel_u32(&a->page_drain[p], CCHT_DRAIN_NONE);
@@ -759,6 +769,7 @@ CUDIS_HD static inline bool ccht_drain_page(const ccht_table *T, uint32_t p, uin
             uint64_t o = x - 1;
             if (o >= lo && o < hi) {
                 cudis_store_relaxed_u64(link, cudis_load_relaxed_u64(ccht_chunk_link(a, o)));
+                cudis_store_relaxed_u32(&sh->nfree, cudis_load_relaxed_u32(&sh->nfree) - 1);
             } else {
                 link = ccht_chunk_link(a, o);
             }
@@ -960,6 +971,132 @@ CUDIS_HD static inline uint64_t ccht_claim_run(const ccht_table *T, uint32_t n, 
 }
 
 /* ------------------------------------------------------------------------
+ * Reclaiming wholly free pages (pool.move_lock held)
+ * ---------------------------------------------------------------------- */
+
+/* Give the wholly free slab pages of class d back to the pool, at most
+ * CCHT_RECLAIM_MAX: with every shard lock of d held, count each page's
+ * free chunks (in page_run, which slab pages do not use; zero again
+ * after), unlink the chunks of the pages whose every chunk is free, and
+ * return those pages. Three walks over d's free lists. Returns the pages
+ * given back. */
+CUDIS_HD static inline uint32_t ccht_reclaim_class(const ccht_arena *a, uint32_t d)
+{
+    ccht_class *k = &a->cls[d];
+    uint32_t per = k->per_page;
+    uint32_t got[CCHT_RECLAIM_MAX];
+    uint32_t n = 0;
+    for (uint32_t s = 0; s < CCHT_SHARDS; s++) {
+        ccht_spin_lock(&k->shard[s].lock);
+    }
+    for (uint32_t s = 0; s < CCHT_SHARDS; s++) { /* count */
+        for (uint64_t x = cudis_load_relaxed_u64(&k->shard[s].head); x != 0;
+             x = cudis_load_relaxed_u64(ccht_chunk_link(a, x - 1))) {
+            uint32_t p = ccht_page_of(a, x - 1);
+            if (cudis_load_relaxed_u32(&a->page_drain[p]) == CCHT_DRAIN_NONE) {
+                cudis_store_relaxed_u32(&a->page_run[p],
+                                        cudis_load_relaxed_u32(&a->page_run[p]) + 1);
+            }
+        }
+    }
+    for (uint32_t s = 0; s < CCHT_SHARDS; s++) { /* unlink the chunks of free pages */
+        ccht_shard *sh = &k->shard[s];
+        uint64_t *link = &sh->head;
+        uint64_t x;
+        while ((x = cudis_load_relaxed_u64(link)) != 0) {
+            uint64_t o = x - 1;
+            uint32_t p = ccht_page_of(a, o);
+            uint32_t c = cudis_load_relaxed_u32(&a->page_run[p]);
+            if (c == per && n < CCHT_RECLAIM_MAX) {
+                got[n++] = p;
+                c = per + 1;
+                cudis_store_relaxed_u32(&a->page_run[p], c);
+            }
+            if (c == per + 1) {
+                cudis_store_relaxed_u64(link, cudis_load_relaxed_u64(ccht_chunk_link(a, o)));
+                cudis_store_relaxed_u32(&sh->nfree, cudis_load_relaxed_u32(&sh->nfree) - 1);
+            } else {
+                link = ccht_chunk_link(a, o);
+            }
+        }
+        if (cudis_load_relaxed_u64(&sh->head) == 0) {
+            cudis_fetch_and_u64(&k->nonempty, ~(1ull << s));
+        }
+    }
+    for (uint32_t s = 0; s < CCHT_SHARDS; s++) { /* the pages kept: counts back to zero */
+        for (uint64_t x = cudis_load_relaxed_u64(&k->shard[s].head); x != 0;
+             x = cudis_load_relaxed_u64(ccht_chunk_link(a, x - 1))) {
+            cudis_store_relaxed_u32(&a->page_run[ccht_page_of(a, x - 1)], 0);
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        cudis_fetch_sub_u32(&k->n_pages, 1);
+        cudis_store_rel_u32(&a->page_class[got[i]], CCHT_PG_MOVING);
+    }
+    for (uint32_t s = 0; s < CCHT_SHARDS; s++) {
+        ccht_spin_unlock(&k->shard[s].lock);
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        ccht_pool_put_run(a, got[i], 1); /* (page_run back to 0) */
+    }
+    return n;
+}
+
+/* Pages' worth of free chunks on the classes' lists: the pages classes and
+ * large items hold less the chunk bytes live items take (the counter is
+ * flushed per batch: an estimate). */
+CUDIS_HD static inline uint32_t ccht_slack_pages(const ccht_table *T)
+{
+    const ccht_arena *a = &T->a;
+    uint64_t held = (uint64_t)cudis_load_relaxed_u32(&a->pool->pages_used) << a->page_shift;
+    int64_t live = (int64_t)cudis_load_relaxed_u64(&T->cnt[CCHT_C_CHUNK_BYTES]);
+    uint64_t l = live > 0 ? (uint64_t)live : 0;
+    return held > l ? (uint32_t)((held - l) >> a->page_shift) : 0;
+}
+
+/* Before the slow path evicts: when free chunks have grown by enough since
+ * the last reclaim (CCHT_RECLAIM_MIN pages, or an eighth of what was left
+ * then), give the wholly free pages of every class holding a page's worth
+ * of free chunks back to the pool. So values that move to other classes
+ * (growing values, a new mix of sizes) reuse the pages they left instead
+ * of evicting while most of the budget sits on free lists. True when a
+ * page went back. */
+CUDIS_HD static inline bool ccht_reclaim(const ccht_table *T)
+{
+    const ccht_arena *a = &T->a;
+    ccht_pool *pl = a->pool;
+    uint32_t slack = ccht_slack_pages(T);
+    uint32_t at = cudis_load_relaxed_u32(&pl->reclaim_at);
+    if (slack < at) {
+        cudis_store_relaxed_u32(&pl->reclaim_at, slack); /* chunks were reused: a lower mark */
+        return false;
+    }
+    uint32_t step = at / 8 > CCHT_RECLAIM_MIN ? at / 8 : CCHT_RECLAIM_MIN;
+    if (slack - at < step || !ccht_spin_trylock(&pl->move_lock)) {
+        return false;
+    }
+    uint32_t back = 0;
+    bool more = false;
+    for (uint32_t d = 0; d < a->n_classes; d++) {
+        const ccht_class *k = &a->cls[d];
+        uint64_t f = 0;
+        for (uint32_t s = 0; s < CCHT_SHARDS; s++) {
+            f += cudis_load_relaxed_u32(&k->shard[s].nfree);
+        }
+        if (f >= k->per_page) {
+            uint32_t got = ccht_reclaim_class(a, d);
+            back += got;
+            more = more || got == CCHT_RECLAIM_MAX;
+        }
+    }
+    /* the slack left is fragments of pages partly in use; a class that
+     * gave back its most has more to give: no mark */
+    cudis_store_relaxed_u32(&pl->reclaim_at, more ? 0 : (slack > back ? slack - back : 0));
+    ccht_spin_unlock(&pl->move_lock);
+    return back > 0;
+}
+
+/* ------------------------------------------------------------------------
  * The slow path: allocation that may evict (the caller holds NO bucket lock)
  * ---------------------------------------------------------------------- */
 
@@ -984,6 +1121,9 @@ CUDIS_HD static inline uint64_t ccht_arena_alloc_slow(const ccht_table *T, uint3
         }
         if (keeps && barren >= CCHT_KEPT_TRIES) {
             return CCHT_NO_CHUNK;
+        }
+        if (ccht_reclaim(T)) {
+            continue; /* pages went back to the pool */
         }
         if (attempt >= 8) {
             uint64_t t = cudis_hd_now_ns();

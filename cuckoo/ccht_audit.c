@@ -62,6 +62,10 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
         uint32_t c = ar->page_class[p];
         if (c < ar->n_classes) {
             counted[c]++;
+            if (ar->page_run[p] != 0) {
+                bad(a, "slab page %u has a run count %u (a reclaim's left over)", p,
+                    ar->page_run[p]);
+            }
         } else if (c == CCHT_PG_FREE) {
             a->pages_free++;
             uint32_t i = ar->page_pos[p];
@@ -234,7 +238,9 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
                 bad(a, "class %u shard %u has chunks but no hint bit", c, s);
             }
             uint64_t x = sh->head;
+            uint32_t on_list = 0;
             while (x != 0) {
+                on_list++;
                 uint64_t o = x - 1;
                 if (o >= v->arena_bytes || !chunk_ok(ar, o) ||
                     ar->page_class[ccht_page_of(ar, o)] != c) {
@@ -257,6 +263,10 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
                 }
                 a->free_chunks++;
                 x = *(const uint64_t *)(v->arena + o + 8);
+            }
+            if (x == 0 && on_list != sh->nfree) {
+                bad(a, "class %u shard %u counts %u free chunks, its list has %u", c, s, sh->nfree,
+                    on_list);
             }
         }
     }

@@ -177,8 +177,8 @@ typedef struct ccht_loc {
 /* One free list: 32 bytes (one device L2 sector). */
 typedef struct ccht_shard {
     uint32_t lock;
-    uint32_t pad_;
-    uint64_t head; /* arena offset + 1 of the first free chunk, 0 = empty */
+    uint32_t nfree; /* chunks on the list (under lock) */
+    uint64_t head;  /* arena offset + 1 of the first free chunk, 0 = empty */
     uint64_t pad2_[2];
 } ccht_shard;
 
@@ -206,7 +206,8 @@ typedef struct ccht_pool {
                           * pages while pages_used is above it) */
     uint32_t high;       /* 1 + the highest page ever taken (the stack hands out
                           * low pages first): samples of pages in use look below it */
-    uint32_t pad_[25];
+    uint32_t reclaim_at; /* free-chunk slack in pages the last reclaim left (ccht_reclaim) */
+    uint32_t pad_[24];
 } ccht_pool;
 
 /* Table counters (uint64 each; gauges are signed deltas added as uint64). */

@@ -613,6 +613,44 @@ Test(ccht, memory_eviction_keeps_budget)
     ccht_destroy(u);
 }
 
+/* Regression: values that grow through the size classes (every key
+ * rewritten a little bigger, round after round, as APPEND or a growing
+ * hash does) leave the pages of the classes they left wholly free; those
+ * pages go back to the pool, so nothing is evicted while the live data
+ * stays far below the budget (it was: memory evictions with 90% of the
+ * budget in free chunks of smaller classes). */
+Test(ccht, growing_values_reuse_the_pages_they_leave)
+{
+    ccht *u = mk(16 << 20, 0, 8, 32, 4096);
+    static uint8_t val[4096];
+    static uint8_t out[4096];
+    char k[32];
+    for (uint32_t vlen = 64; vlen <= 3000; vlen += 48) {
+        for (int i = 0; i < 1000; i++) {
+            snprintf(k, sizeof(k), "k%d", i);
+            memset(val, 'a' + (int)((i + vlen) % 26), vlen);
+            cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), val, vlen, 0, 0), 1, "set %d", i);
+        }
+        cudis_stats s;
+        ccht_stats(u, &s);
+        cr_assert_eq(s.evict_memory + s.evict_bucket, 0,
+                     "values of %u bytes: %llu evicted with %llu of %llu bytes in use", vlen,
+                     (unsigned long long)(s.evict_memory + s.evict_bucket),
+                     (unsigned long long)s.bytes_used, (unsigned long long)s.bytes_budget);
+        cr_assert_eq(s.items, 1000);
+    }
+    for (int i = 0; i < 1000; i++) {
+        uint32_t len = 0;
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_get(u, k, (uint32_t)strlen(k), out, sizeof(out), &len), 1, "key %d", i);
+        cr_assert_eq(len, 2992);
+        cr_assert_eq(out[len - 1], 'a' + (int)((i + 2992) % 26));
+    }
+    static ccht_audit au;
+    cr_assert_eq(ccht_audit_table(ccht_table_of(u), &au), 0, "audit: %s", au.first_error);
+    ccht_destroy(u);
+}
+
 /* Keys of four databases under memory and bucket pressure, with expiries
  * and deletes: the table stays consistent (the audit counts items per
  * database against their counters) and the databases add up. */
