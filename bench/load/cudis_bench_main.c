@@ -38,6 +38,7 @@ static void usage(FILE *f)
             "      --fill-on-miss       cache-aside: a GET miss is followed by a SET of the key\n"
             "      --seed N             random seed (1)\n"
             "      --key-prefix S       key text prefix (\"key:\"), keys are prefix + 12 digits\n"
+            "      --hash KEY           keys are fields of hash KEY: HGET, HSET, HMGET (with -m)\n"
             "      --timeout S          fail when no reply comes for S seconds (10)\n"
             "      --label S            server name for the table and CSV (the protocol)\n"
             "      --workload S         workload name for the table and CSV (custom)\n"
@@ -63,6 +64,7 @@ enum {
     OPT_ITEMS,
     OPT_HELP,
     OPT_MULTI,
+    OPT_HASH,
 };
 
 static const char *csv_header =
@@ -89,7 +91,7 @@ int main(int argc, char **argv)
         {"duration", required_argument, 0, 'D'}, {"requests", required_argument, 0, 'n'},
         {"warmup", required_argument, 0, 'w'},   {"warmup-requests", required_argument, 0, 'W'},   {"no-load", no_argument, 0, OPT_NOLOAD},
         {"fill-on-miss", no_argument, 0, OPT_FILL}, {"seed", required_argument, 0, OPT_SEED},
-        {"key-prefix", required_argument, 0, OPT_PREFIX},
+        {"key-prefix", required_argument, 0, OPT_PREFIX}, {"hash", required_argument, 0, OPT_HASH},
         {"timeout", required_argument, 0, OPT_TIMEOUT}, {"label", required_argument, 0, OPT_LABEL},
         {"workload", required_argument, 0, OPT_WORKLOAD}, {"csv", required_argument, 0, OPT_CSV},
         {"latency-out", required_argument, 0, OPT_LATOUT}, {"items", no_argument, 0, OPT_ITEMS},
@@ -130,6 +132,7 @@ int main(int argc, char **argv)
         case OPT_FILL: o.fill_on_miss = true; break;
         case OPT_SEED: o.seed = strtoull(optarg, NULL, 10); break;
         case OPT_PREFIX: o.key_prefix = optarg; break;
+        case OPT_HASH: o.hash = optarg; break;
         case OPT_TIMEOUT: o.timeout_s = atof(optarg); break;
         case OPT_LABEL: label = optarg; break;
         case OPT_WORKLOAD: workload = optarg; break;

@@ -204,6 +204,10 @@ static int encode_set(struct worker *w, struct conn *c, uint64_t key)
     char kb[128];
     size_t kl = load_format_key(kb, w->o->key_prefix, w->plen, key);
     uint32_t vl = load_vsize_next(&w->o->vsize, &w->rng);
+    if (w->o->hash) {
+        const char *f = kb;
+        return load_encode_hash(&c->out, "HSET", w->o->hash, &f, &kl, 1, w->val, vl);
+    }
     return load_encode_set(&c->out, w->o->proto, kb, kl, w->val, vl);
 }
 
@@ -252,13 +256,17 @@ static int issue(struct conn *c, uint64_t now, int kind, uint64_t key, bool meas
                                                load_keygen_next(&w->kg, &w->rng));
                 w->mkeys[i] = kb;
             }
-            rc = load_encode_mget(&c->out, o->proto, w->mkeys, w->mklens, (size_t)o->mget);
+            rc = o->hash ? load_encode_hash(&c->out, "HMGET", o->hash, w->mkeys, w->mklens,
+                                            (size_t)o->mget, NULL, 0)
+                         : load_encode_mget(&c->out, o->proto, w->mkeys, w->mklens, (size_t)o->mget);
         } else {
             char kb[128];
             r.kind = REQ_GET;
             r.key = load_keygen_next(&w->kg, &w->rng);
             size_t kl = load_format_key(kb, o->key_prefix, w->plen, r.key);
-            rc = load_encode_get(&c->out, o->proto, kb, kl);
+            const char *f = kb;
+            rc = o->hash ? load_encode_hash(&c->out, "HGET", o->hash, &f, &kl, 1, NULL, 0)
+                         : load_encode_get(&c->out, o->proto, kb, kl);
         }
     } else {
         r.kind = REQ_SET;
@@ -661,6 +669,10 @@ int load_run(const struct load_opts *o, struct load_result *res)
     if (o->multi < 0 || (o->multi > 0 && (o->proto != LOAD_PROTO_RESP || o->mget > 0 ||
                                            o->fill_on_miss))) {
         fprintf(stderr, "cudis-bench: --multi needs RESP, and no --mget or --fill-on-miss\n");
+        return CUDIS_E_INVAL;
+    }
+    if (o->hash && (o->proto != LOAD_PROTO_RESP || o->multi > 0 || o->fill_on_miss)) {
+        fprintf(stderr, "cudis-bench: --hash needs RESP, and no --multi or --fill-on-miss\n");
         return CUDIS_E_INVAL;
     }
     if (o->warmup_requests && !o->requests) {

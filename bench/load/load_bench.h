@@ -39,6 +39,7 @@ struct load_opts {
     bool fill_on_miss;  /* cache-aside: a GET miss is followed by a SET of the key */
     uint64_t seed;
     const char *key_prefix;
+    const char *hash;   /* non-NULL: keys are fields of this hash (HGET/HSET/HMGET) */
     bool quiet;         /* no progress lines */
     double timeout_s;   /* give up when no reply comes for this long */
 };

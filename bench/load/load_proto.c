@@ -135,6 +135,22 @@ int load_encode_mget(struct load_buf *b, enum load_protocol proto, const char *c
     return load_buf_append(b, "\r\n", 2);
 }
 
+int load_encode_hash(struct load_buf *b, const char *cmd, const char *hash,
+                     const char *const *fields, const size_t *flens, size_t n, const char *val,
+                     size_t vlen)
+{
+    if (buf_printf_hdr(b, '*', 2 + n + (val ? 1 : 0)) != 0 || resp_bulk(b, cmd, strlen(cmd)) != 0 ||
+        resp_bulk(b, hash, strlen(hash)) != 0) {
+        return CUDIS_E_NOMEM;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (resp_bulk(b, fields[i], flens[i]) != 0) {
+            return CUDIS_E_NOMEM;
+        }
+    }
+    return val ? resp_bulk(b, val, vlen) : 0;
+}
+
 /* --------------------------------------------------------------- parsers */
 
 void load_parser_init(struct load_parser *p, enum load_protocol proto)

@@ -44,6 +44,11 @@ int load_encode_word(struct load_buf *b, const char *word);
  * klens[i] bytes long. */
 int load_encode_mget(struct load_buf *b, enum load_protocol proto, const char *const *keys,
                      const size_t *klens, size_t n);
+/* RESP "cmd hash f1..fn [val]": HGET, HSET, HMGET of fields of one hash
+ * (cudis-bench --hash). */
+int load_encode_hash(struct load_buf *b, const char *cmd, const char *hash,
+                     const char *const *fields, const size_t *flens, size_t n, const char *val,
+                     size_t vlen);
 
 /* One parsed reply. */
 struct load_reply {
