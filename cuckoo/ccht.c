@@ -309,7 +309,7 @@ int ccht_execute(ccht *t, cudis_batch *b)
         if (j >= CCHT_PIPE - 1 - CCHT_PIPE_ITEM && j - (CCHT_PIPE - 1 - CCHT_PIPE_ITEM) < n) {
             uint32_t k = j - (CCHT_PIPE - 1 - CCHT_PIPE_ITEM);
             if (err[k % CCHT_PIPE] == CUDIS_OK) {
-                ccht_prefetch_items(&T->v, &ring[k % CCHT_PIPE]);
+                ccht_prefetch_items(&T->v, &T->a, &ring[k % CCHT_PIPE]);
             }
         }
         if (j >= CCHT_PIPE - 1 && j - (CCHT_PIPE - 1) < n) {
