@@ -672,6 +672,55 @@ ENGINE_TEST(large_values_up_to_the_budget)
     engine_destroy(e);
 }
 
+/* Regression (the arena kept the pages that values grew out of): 1,000
+ * values APPENDed to, a batch a round, through many size classes up to
+ * 3 KB: 3 MB of data in a 16 MiB budget, so no engine may evict any. */
+ENGINE_TEST(growing_values_evict_nothing_below_budget)
+{
+    T_NEED_STORE(p);
+    engine *e = open_default(p); /* 16 MiB */
+    enum { KEYS = 1000, ROUNDS = 48, STEP = 64 };
+    tbatch t;
+    tb_init(&t, (uint64_t)KEYS * ROUNDS * STEP + 65536);
+    char k[16], piece[STEP];
+    for (int round = 0; round < ROUNDS; round++) {
+        memset(piece, 'a' + round % 26, sizeof(piece));
+        tb_reset(&t);
+        for (int i = 0; i < KEYS; i++) {
+            int kl = snprintf(k, sizeof(k), "g%d", i);
+            tb_op(&t, CUDIS_OP_APPEND, 0, k, (uint32_t)kl, piece, STEP, 0, 0);
+        }
+        tb_run(e, &t, T_NOW);
+        for (int i = 0; i < KEYS; i++) {
+            cr_assert_eq(t.res[i].status, CUDIS_OK, "%s: round %d key %d: %d", p->name, round, i,
+                         t.res[i].status);
+            cr_assert_eq(t.res[i].num, (int64_t)(round + 1) * STEP,
+                         "%s: round %d key %d has %lld bytes: it was dropped", p->name, round, i,
+                         (long long)t.res[i].num);
+        }
+    }
+    cudis_stats s = stats_of(e);
+    cr_assert_eq(s.evict_memory + s.evict_bucket, 0, "%s: %llu evicted with %llu of %llu bytes used",
+                 p->name, (unsigned long long)(s.evict_memory + s.evict_bucket),
+                 (unsigned long long)s.bytes_used, (unsigned long long)s.bytes_budget);
+    cr_assert_eq(s.items, KEYS);
+    tb_reset(&t);
+    for (int i = 0; i < KEYS; i++) {
+        int kl = snprintf(k, sizeof(k), "g%d", i);
+        tb_op(&t, CUDIS_OP_GET, 0, k, (uint32_t)kl, NULL, 0, 0, 0);
+    }
+    tb_run(e, &t, T_NOW);
+    for (int i = 0; i < KEYS; i++) {
+        cr_assert_eq(t.res[i].val_len, (uint32_t)ROUNDS * STEP);
+        const uint8_t *v = tb_val(&t, (uint32_t)i);
+        for (int r = 0; r < ROUNDS; r++) {
+            cr_assert_eq(v[r * STEP], 'a' + r % 26, "%s: key %d, piece %d", p->name, i, r);
+        }
+    }
+    tb_free(&t);
+    engine_destroy(e);
+}
+
 /* Issue 12, finding 6 (active expiry misses sparse keys): a few keys with a
  * TTL among many without, in a big store, are all reclaimed by the ticks
  * of the first second after they expire (a pass used to cover every
