@@ -1059,9 +1059,11 @@ CUDIS_HD static inline uint32_t ccht_slack_pages(const ccht_table *T)
  * then), give the wholly free pages of every class holding a page's worth
  * of free chunks back to the pool. So values that move to other classes
  * (growing values, a new mix of sizes) reuse the pages they left instead
- * of evicting while most of the budget sits on free lists. True when a
- * page went back. */
-CUDIS_HD static inline bool ccht_reclaim(const ccht_table *T)
+ * of evicting while most of the budget sits on free lists. Returns 1 when
+ * a page went back, -1 when a reclaim is due but another thread holds
+ * pool.move_lock (it may be reclaiming: wait, do not evict), 0 when there
+ * is nothing to reclaim. */
+CUDIS_HD static inline int ccht_reclaim(const ccht_table *T)
 {
     const ccht_arena *a = &T->a;
     ccht_pool *pl = a->pool;
@@ -1069,11 +1071,14 @@ CUDIS_HD static inline bool ccht_reclaim(const ccht_table *T)
     uint32_t at = cudis_load_relaxed_u32(&pl->reclaim_at);
     if (slack < at) {
         cudis_store_relaxed_u32(&pl->reclaim_at, slack); /* chunks were reused: a lower mark */
-        return false;
+        return 0;
     }
     uint32_t step = at / 8 > CCHT_RECLAIM_MIN ? at / 8 : CCHT_RECLAIM_MIN;
-    if (slack - at < step || !ccht_spin_trylock(&pl->move_lock)) {
-        return false;
+    if (slack - at < step) {
+        return 0;
+    }
+    if (!ccht_spin_trylock(&pl->move_lock)) {
+        return -1;
     }
     uint32_t back = 0;
     bool more = false;
@@ -1093,7 +1098,7 @@ CUDIS_HD static inline bool ccht_reclaim(const ccht_table *T)
      * gave back its most has more to give: no mark */
     cudis_store_relaxed_u32(&pl->reclaim_at, more ? 0 : (slack > back ? slack - back : 0));
     ccht_spin_unlock(&pl->move_lock);
-    return back > 0;
+    return back > 0 ? 1 : 0;
 }
 
 /* ------------------------------------------------------------------------
@@ -1122,8 +1127,16 @@ CUDIS_HD static inline uint64_t ccht_arena_alloc_slow(const ccht_table *T, uint3
         if (keeps && barren >= CCHT_KEPT_TRIES) {
             return CCHT_NO_CHUNK;
         }
-        if (ccht_reclaim(T)) {
-            continue; /* pages went back to the pool */
+        int rc = ccht_reclaim(T);
+        if (rc != 0) {
+            if (rc < 0) {
+                ccht_backoff(&spins);
+            }
+            continue; /* pages went back to the pool, or may be going */
+        }
+        if (cls < CCHT_CLS_LARGE && cudis_load_relaxed_u32(&a->pool->nfree) > 0 &&
+            ccht_pool_room(a->pool)) {
+            continue; /* a page came back since the allocation above (another reclaim) */
         }
         if (attempt >= 8) {
             uint64_t t = cudis_hd_now_ns();
