@@ -61,7 +61,7 @@
 #define CCHT_WAIT_NS 2000000000ull      /* the slow path gives up (CUDIS_E_FULL) after this */
 #define CCHT_DRAIN_WAIT_NS 500000000ull /* a page move waits this long for a chunk in use */
 #define CCHT_RUN_SCAN 16384u            /* pages searched for a free run per attempt */
-#define CCHT_KEPT_TRIES 16u /* barren attempts before a policy that keeps items says full */
+#define CCHT_KEPT_TRIES 16u  /* barren attempts before a policy that keeps items says full */
 #define CCHT_RECLAIM_MAX 64u /* wholly free pages one class gives back per reclaim */
 #define CCHT_RECLAIM_MIN 4u  /* pages of new free-chunk slack that make a reclaim worth a try */
 
@@ -1118,7 +1118,7 @@ CUDIS_HD static inline uint64_t ccht_arena_alloc_slow(const ccht_table *T, uint3
     uint64_t deadline = 0;
     unsigned spins = 0;
     bool keeps = !ccht_policy_takes(m->policy, false); /* noeviction, volatile-* */
-    uint32_t barren = 0; /* attempts that found nothing to take */
+    uint32_t barren = 0;                               /* attempts that found nothing to take */
     for (uint32_t attempt = 0;; attempt++) {
         uint64_t off = ccht_arena_alloc(a, cls, m->shard);
         if (off != CCHT_NO_CHUNK) {
