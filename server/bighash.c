@@ -721,38 +721,58 @@ static void reply_status(conn *c, int st)
 }
 
 /* Edits grouped by chunk: one HSET (pairs) or HDEL (fields) op per chunk
- * touched. Returns the first op's index; *nops ops follow it. */
+ * touched, in the order the chunks are first met. The grouping is sized
+ * by the edits, not by the hash (an open-addressing table of the chunks
+ * touched): a write of one field costs the same in a hash of millions.
+ * Returns the first op's index; *nops ops follow it. */
 static uint32_t add_edits(batcher *b, uint8_t pdb, ckey *k, const bh_head *h, int argc, char **argv,
                           uint32_t *lens, int from, bool vals, uint8_t code, uint16_t flags,
                           uint32_t *nops)
 {
-    uint32_t nc = chunk_count(h);
-    uint32_t *first = xmalloc(sizeof(uint32_t) * nc); /* chunk -> edit list, by index */
-    memset(first, 0xff, sizeof(uint32_t) * nc);
     int step = vals ? 2 : 1;
     int n = (argc - from) / step;
-    int32_t *nxt = xmalloc(sizeof(int32_t) * (size_t)(n > 0 ? n : 1));
-    uint32_t *order = xmalloc(sizeof(uint32_t) * (size_t)(n > 0 ? n : 1));
-    int32_t *last = xmalloc(sizeof(int32_t) * nc);
+    size_t m = (size_t)(n > 0 ? n : 1);
+    uint32_t cap = 8;
+    while (cap < 2 * m) {
+        cap <<= 1;
+    }
+    uint32_t *tab_ci = xmalloc(sizeof(uint32_t) * cap); /* chunk of the slot */
+    int32_t *tab_g = xmalloc(sizeof(int32_t) * cap);    /* its group, -1: free */
+    memset(tab_g, 0xff, sizeof(int32_t) * cap);
+    int32_t *nxt = xmalloc(sizeof(int32_t) * m);
+    uint32_t *order = xmalloc(sizeof(uint32_t) * m); /* group -> chunk */
+    int32_t *first = xmalloc(sizeof(int32_t) * m);   /* group -> its first edit */
+    int32_t *last = xmalloc(sizeof(int32_t) * m);    /* group -> its last edit */
     uint32_t norder = 0;
     for (int j = 0; j < n; j++) {
         int a = from + j * step;
         uint32_t ci = chunk_of(h, argv[a], lens[a]);
-        nxt[j] = -1;
-        if (first[ci] == 0xffffffffu) {
-            first[ci] = (uint32_t)j;
-            order[norder++] = ci;
-        } else {
-            nxt[last[ci]] = j;
+        uint32_t at = (ci * 0x9e3779b1u) & (cap - 1);
+        while (tab_g[at] >= 0 && tab_ci[at] != ci) {
+            at = (at + 1) & (cap - 1);
         }
-        last[ci] = j;
+        nxt[j] = -1;
+        if (tab_g[at] < 0) {
+            tab_ci[at] = ci;
+            tab_g[at] = (int32_t)norder;
+            order[norder] = ci;
+            first[norder] = j;
+            last[norder] = j;
+            norder++;
+        } else {
+            int32_t g = tab_g[at];
+            nxt[last[g]] = j;
+            last[g] = j;
+        }
     }
+    free(tab_ci);
+    free(tab_g);
     uint32_t op0 = b->nops;
     sbuf e = {0};
     for (uint32_t o = 0; o < norder; o++) {
         uint32_t ci = order[o];
         e.len = 0;
-        for (int32_t j = (int32_t)first[ci]; j >= 0; j = nxt[j]) {
+        for (int32_t j = first[o]; j >= 0; j = nxt[j]) {
             int a = from + j * step;
             uint8_t lb[5];
             sbuf_add(&e, lb, cudis_varint_put(lb, lens[a]));
