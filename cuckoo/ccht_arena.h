@@ -392,6 +392,22 @@ CUDIS_HD static inline uint64_t ccht_shard_take(const ccht_arena *a, uint32_t cl
     return off;
 }
 
+/* With shard s's lock held: unlink the free chunk o that *link points to. */
+CUDIS_HD static inline void ccht_do_unlink(const ccht_arena *a, ccht_shard *sh, uint64_t *link,
+                                           uint64_t o)
+{
+    cudis_store_relaxed_u64(link, cudis_load_relaxed_u64(ccht_chunk_link(a, o)));
+    cudis_store_relaxed_u32(&sh->nfree, cudis_load_relaxed_u32(&sh->nfree) - 1);
+}
+
+/* With shard s's lock held, after unlinks: its hint bit goes with its last chunk. */
+CUDIS_HD static inline void ccht_do_hint(ccht_class *k, uint32_t s)
+{
+    if (cudis_load_relaxed_u64(&k->shard[s].head) == 0) {
+        cudis_fetch_and_u64(&k->nonempty, ~(1ull << s));
+    }
+}
+
 /* Record that class cls received page p (victim sampling looks there). */
 CUDIS_HD static inline void ccht_class_note_page(const ccht_arena *a, uint32_t cls, uint32_t p)
 {
@@ -768,15 +784,12 @@ CUDIS_HD static inline bool ccht_drain_page(const ccht_table *T, uint32_t p, uin
         while ((x = cudis_load_relaxed_u64(link)) != 0) {
             uint64_t o = x - 1;
             if (o >= lo && o < hi) {
-                cudis_store_relaxed_u64(link, cudis_load_relaxed_u64(ccht_chunk_link(a, o)));
-                cudis_store_relaxed_u32(&sh->nfree, cudis_load_relaxed_u32(&sh->nfree) - 1);
+                ccht_do_unlink(a, sh, link, o);
             } else {
                 link = ccht_chunk_link(a, o);
             }
         }
-        if (cudis_load_relaxed_u64(&sh->head) == 0) {
-            cudis_fetch_and_u64(&k->nonempty, ~(1ull << s));
-        }
+        ccht_do_hint(k, s);
         ccht_spin_unlock(&sh->lock);
     }
     uint64_t deadline = 0;
@@ -1013,15 +1026,12 @@ CUDIS_HD static inline uint32_t ccht_reclaim_class(const ccht_arena *a, uint32_t
                 cudis_store_relaxed_u32(&a->page_run[p], c);
             }
             if (c == per + 1) {
-                cudis_store_relaxed_u64(link, cudis_load_relaxed_u64(ccht_chunk_link(a, o)));
-                cudis_store_relaxed_u32(&sh->nfree, cudis_load_relaxed_u32(&sh->nfree) - 1);
+                ccht_do_unlink(a, sh, link, o);
             } else {
                 link = ccht_chunk_link(a, o);
             }
         }
-        if (cudis_load_relaxed_u64(&sh->head) == 0) {
-            cudis_fetch_and_u64(&k->nonempty, ~(1ull << s));
-        }
+        ccht_do_hint(k, s);
     }
     for (uint32_t s = 0; s < CCHT_SHARDS; s++) { /* the pages kept: counts back to zero */
         for (uint64_t x = cudis_load_relaxed_u64(&k->shard[s].head); x != 0;
