@@ -55,9 +55,10 @@
 #define BH_MAGIC 0x31484243u /* "CBH1" */
 /* Mean fields per chunk past which one splits: a field read walks its
  * chunk from the start, so small chunks read fastest. HMGET of 1,000 of
- * 1,000,000 fields (bench/server/hashes.sh): 0.51x cudis's MGET at 64,
- * 0.5x at 16 and 8, 0.73x at 4 (2: the same), and 0.8-0.9x once the
- * engine prefetched more of each item; memory stays at the strings'. */
+ * 1,000,000 fields against cudis's MGET (bench/server/hashes.sh with
+ * cudis-bench): 0.5x at 16 and 8, 0.73x at 4 (2: the same), 0.7-0.9x once
+ * the engine prefetched more of each item (64 gave 0.51x with the older
+ * Python reader); memory stays at the strings'. */
 #define BH_FIELDS 4u
 #define BH_SEED 0x62696768617368ull
 #define BH_OPS 4096u /* chunk ops per alone batch in whole-hash passes */
@@ -177,26 +178,16 @@ static void reg_del(uint8_t pdb, const char *key, uint32_t klen)
     pthread_mutex_unlock(&reg_lock);
 }
 
-/* The entry's head and marks; false when there is none. */
-static bool reg_peek(uint8_t pdb, const char *key, uint32_t klen, bh_head *head, uint8_t *todo)
+/* The entry's marks in *todo; false when there is no entry. */
+static bool reg_todo(uint8_t pdb, const char *key, uint32_t klen, uint8_t *todo)
 {
     uint64_t h = key_hash(pdb, key, klen);
     pthread_mutex_lock(&reg_lock);
     bh_ent **pp = reg_slot(pdb, key, klen, h);
     bool ok = pp != NULL && *pp != NULL;
-    if (ok) {
-        *head = (*pp)->head;
-        *todo = (*pp)->todo;
-    }
+    *todo = ok ? (*pp)->todo : 0;
     pthread_mutex_unlock(&reg_lock);
     return ok;
-}
-
-static uint8_t todo_of(uint8_t pdb, const char *key, uint32_t klen)
-{
-    bh_head h;
-    uint8_t todo = 0;
-    return reg_peek(pdb, key, klen, &h, &todo) ? todo : 0;
 }
 
 static void reg_mark(uint8_t pdb, const char *key, uint32_t klen, uint8_t todo)
@@ -837,16 +828,13 @@ static void rp_read(conn *c, pend *p, const cudis_batch *b)
         reply_engine_error(c, hr->status);
         return;
     }
-    bool live = head_of(hr, b->out, &h);
-    if (live) { /* a chunk evicted in this very batch: the hash went before */
-        bh_head cur;
-        uint8_t todo = 0;
-        live = reg_peek(op->db, key, op->key_len, &cur, &todo) && !(todo & TODO_EVICT);
-    }
+    uint8_t todo = 0;
+    bool known = reg_todo(op->db, key, op->key_len, &todo);
+    /* a chunk evicted in this very batch: the hash went before */
+    bool live = head_of(hr, b->out, &h) && known && !(todo & TODO_EVICT);
     if (!live) {
         reg_mark(op->db, key, op->key_len, TODO_CHECK);
-        if ((hr->flags & CUDIS_R_FOUND) && hr->type != CUDIS_TYPE_BIGHASH &&
-            !(todo_of(op->db, key, op->key_len) & TODO_EVICT)) {
+        if ((hr->flags & CUDIS_R_FOUND) && hr->type != CUDIS_TYPE_BIGHASH && !(todo & TODO_EVICT)) {
             reply_engine_error(c, CUDIS_E_WRONGTYPE);
             return;
         }
@@ -863,8 +851,8 @@ static void batched_read(conn *c, int kind, int argc, char **argv, uint32_t *len
     ckey_init(&k, argv[1], lens[1]);
     uint32_t ih = head_read(b, pdb, argv[1], lens[1], true);
     for (int j = 2; kind != BH_HLEN && j < argc; j++) {
-        chunk_op(b, pdb, &k, chunk_of(known, argv[j], lens[j]), CUDIS_OP_HGET, argv[j], lens[j],
-                 0, false);
+        chunk_op(b, pdb, &k, chunk_of(known, argv[j], lens[j]), CUDIS_OP_HGET, argv[j], lens[j], 0,
+                 false);
     }
     free(k.p);
     pend *p = batch_add_pend(b, c, rp_read, ih, b->nops - ih);

@@ -20,9 +20,10 @@
 #      flight each, for SECS seconds: rows/s and rows per server CPU-second;
 #      beside it, after a FLUSHALL, MGET of 1,000 of FIELDS string keys of the
 #      same names and size (loaded by MSETs) the same way;
-#   3. memory: used_memory taken by those FIELDS fields as one hash and as
-#      FIELDS string keys (INFO memory before and after each load, after a
-#      FLUSHALL: the tests above leave freed pages that a load may reuse).
+#   3. memory: the bytes FIELDS fields (8-byte names) take as one hash and
+#      as FIELDS string keys, each load alone after a FLUSHALL: redis-server's
+#      used_memory growth; cudis's live items' arena bytes plus an index slot
+#      per item at 90% fill (data_bytes below says why).
 # Prints tables, writes CSV, and says which targets were met.
 #
 # Usage: bench/server/hashes.sh      (N=1000000 HASHES=10000 FIELDS=100000)
@@ -50,7 +51,7 @@ VAL32=$(printf 'v%.0s' $(seq 32))
 
 # helper.py port what...: the loads and the HMGET/MGET loops (raw RESP)
 cat >"$TMP/helper.py" <<'PY'
-import random, socket, sys, time
+import socket, sys, time
 
 def conn(port):
     s = socket.create_connection(("127.0.0.1", port))
@@ -167,7 +168,6 @@ elif what == "flush":  # a clean slate for the memory figures
 elif what in ("hps", "keys"):  # the read phase's data: hash "hps" / string keys; load seconds
     fields = int(sys.argv[3])
     val = b"x" * 256
-    name = "HSET" if what == "hps" else "MSET"
     head = ["HSET", "hps"] if what == "hps" else ["MSET"]
     cmds = [cmd(*head, *[x for i in range(b, min(b + 1000, fields))
                          for x in (b"key:%012d" % i, val)]) for b in range(0, fields, 1000)]
