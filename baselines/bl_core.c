@@ -165,7 +165,7 @@ static void report(cudis_evbuf *ev, uint8_t kind, const bl_item *it)
 /* Reclaim an expired item: counted, reported, removed. */
 static void do_reclaim(bl_cache *c, bl_item *it, cudis_evbuf *ev)
 {
-    c->evict_expired++;
+    c->evict_expired += cudis_db_counted(it->db);
     report(ev, CUDIS_EV_EXPIRED, it);
     do_remove(c, it);
 }
@@ -180,7 +180,7 @@ static bool do_evict_one(bl_cache *c, const bl_item *skip, int64_t now_ms, cudis
     if (item_expired(v, now_ms)) {
         do_reclaim(c, v, ev);
     } else {
-        c->evict_memory++;
+        c->evict_memory += cudis_db_counted(v->db);
         report(ev, CUDIS_EV_EVICTED, v);
         do_remove(c, v);
     }

@@ -42,7 +42,8 @@
  *      value goes to new memory, made visible in one step, and the old is
  *      freed. Either way no reader ever sees a mix of old and new bytes;
  *   5. if plan.touch (or the op wrote), refresh the key's recency; count a
- *      hit or a miss when plan.lookup is set.
+ *      hit or a miss when plan.lookup is set (cudis_plan_op leaves it unset
+ *      under CUDIS_F_NOSTATS and in internal databases, CUDIS_DB_INTERNAL).
  *
  * Events: when batch->ev is not NULL, the store reports there every key it
  * removes on its own while running the batch (cudis_ev_add): EVICTED for a
@@ -182,6 +183,7 @@ enum cudis_policy {
 #define CUDIS_F_RIGHT 0x2000   /* LPUSH, LPOP: the list's tail. ZRANGE: REV */
 #define CUDIS_F_INCR 0x4000    /* ZADD: the score is an increment (ZADD INCR, ZINCRBY) */
 #define CUDIS_F_BYSCORE 0x4000 /* ZRANGE: a score range (else ranks) */
+#define CUDIS_F_NOSTATS 0x8000 /* any op: no hit or miss counted (a caller's own look, not a read) */
 #define CUDIS_F_STAMP                                                                              \
     0x1000 /* EXISTS: res.num = the key's recency stamp (the low 32 bits                           \
             * of engine_clock at its last access) */
@@ -190,6 +192,15 @@ enum cudis_policy {
  * databases never meet (a store keeps (db, key) as the key). */
 #define CUDIS_MAX_DBS 256
 #define CUDIS_DB_ALL (-1) /* scan, flush: every database */
+/* Databases with this bit hold a caller's internal items (the server's
+ * big-hash chunks), not keys: the keyspace statistics (hits, misses,
+ * evictions, expirations) leave them out; the caller counts what their
+ * removal means (a whole hash evicted is one key). */
+#define CUDIS_DB_INTERNAL 0x80u
+CUDIS_HD static inline bool cudis_db_counted(uint32_t db)
+{
+    return (db & CUDIS_DB_INTERNAL) == 0;
+}
 
 typedef struct cudis_op {
     uint8_t code;      /* enum cudis_op_code */
@@ -941,6 +952,11 @@ CUDIS_HD static inline int cudis_plan_zrange(const cudis_op *op, const uint8_t *
     return CUDIS_OK;
 }
 
+/* cudis_plan_op below, but for what it counts (CUDIS_F_NOSTATS, CUDIS_DB_INTERNAL). */
+CUDIS_HD static inline int cudis_plan_key(const cudis_op *op, const uint8_t *arg,
+                                          const cudis_cur *cur, int64_t now_ms,
+                                          uint32_t max_val_len, cudis_plan *p, cudis_result *res);
+
 /*
  * Decide what `op` does to a key in state `cur` at time `now_ms`. Fills
  * `plan` and the parts of `res` that do not depend on the store (flags
@@ -953,6 +969,15 @@ CUDIS_HD static inline int cudis_plan_zrange(const cudis_op *op, const uint8_t *
 CUDIS_HD static inline int cudis_plan_op(const cudis_op *op, const uint8_t *arg,
                                          const cudis_cur *cur, int64_t now_ms, uint32_t max_val_len,
                                          cudis_plan *p, cudis_result *res)
+{
+    int rc = cudis_plan_key(op, arg, cur, now_ms, max_val_len, p, res);
+    p->lookup = p->lookup && cudis_db_counted(op->db) && !(op->flags & CUDIS_F_NOSTATS);
+    return rc;
+}
+
+CUDIS_HD static inline int cudis_plan_key(const cudis_op *op, const uint8_t *arg,
+                                          const cudis_cur *cur, int64_t now_ms,
+                                          uint32_t max_val_len, cudis_plan *p, cudis_result *res)
 {
     p->action = CUDIS_ACT_NONE;
     p->return_old = false;

@@ -14,6 +14,8 @@ typedef struct cudis_stats {
     uint64_t index_bytes;    /* part of bytes_used that is index/metadata independent of items */
     uint64_t key_bytes;      /* sum of stored key lengths */
     uint64_t value_bytes;    /* sum of stored value lengths */
+    /* hits, misses and the evictions leave out CUDIS_F_NOSTATS reads and
+     * items of internal databases (CUDIS_DB_INTERNAL, cudis_op.h) */
     uint64_t hits;           /* lookups (GET family) that found a live key */
     uint64_t misses;         /* lookups that did not */
     uint64_t evict_bucket;   /* CCHT: evicted because both candidate buckets were full */

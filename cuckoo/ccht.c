@@ -874,8 +874,7 @@ static void rs_move_bucket(ccht *t, uint64_t b, uint32_t shard, ccht_tally *ty, 
             }
         }
         if (!placed) {
-            ty->c[CCHT_C_EVICT_BUCKET] += 1;
-            ccht_ev_item(ev, CUDIS_EV_EVICTED, v, off);
+            ccht_gone(ty, CCHT_C_EVICT_BUCKET, ev, CUDIS_EV_EVICTED, v, off);
             ccht_tally_drop(ty, T, off);
             ccht_arena_free(&T->a, off, shard + w);
         }

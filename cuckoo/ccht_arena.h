@@ -142,6 +142,18 @@ CUDIS_HD static inline void ccht_ev_item(cudis_evbuf *ev, uint8_t kind, const cc
     }
 }
 
+/* The item in chunk off was removed on its own (kind: CUDIS_EV_EVICTED,
+ * or CUDIS_EV_EXPIRED): count it in counter k, a CCHT_C_EVICT_* (not when
+ * it is internal: cudis_db_counted), and report it (ccht_ev_item). */
+CUDIS_HD static inline void ccht_gone(ccht_tally *ty, int k, cudis_evbuf *ev, uint8_t kind,
+                                      const ccht_view *v, uint64_t off)
+{
+    if (cudis_db_counted(ccht_item_db(ccht_item_h0(v, off)))) {
+        ty->c[k] += 1;
+    }
+    ccht_ev_item(ev, kind, v, off);
+}
+
 /* xorshift64 for victim sampling; *s must be non-zero. */
 CUDIS_HD static inline uint64_t ccht_rng(uint64_t *s)
 {
@@ -642,8 +654,8 @@ CUDIS_HD static inline int ccht_unlink_chunk(const ccht_table *T, uint64_t off, 
     }
     if (found) {
         bool expired = ccht_slot_expired(v, loc.word, now_ms);
-        ty->c[expired ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_MEMORY] += 1;
-        ccht_ev_item(ev, expired ? CUDIS_EV_EXPIRED : CUDIS_EV_EVICTED, v, off);
+        ccht_gone(ty, expired ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_MEMORY, ev,
+                  expired ? CUDIS_EV_EXPIRED : CUDIS_EV_EVICTED, v, off);
         ccht_tally_drop(ty, T, off);
         cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
     }

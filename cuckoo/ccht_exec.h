@@ -534,15 +534,13 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
             if (victim != CCHT_VICTIM_EMPTY) {
                 /* the victim leaves before its chunk may be overwritten */
                 bool vexp = victim == CCHT_VICTIM_EXPIRED;
-                ty->c[vexp ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_BUCKET] += 1;
-                ccht_ev_item(x->ev, vexp ? CUDIS_EV_EXPIRED : CUDIS_EV_EVICTED, v,
-                             ccht_slot_off(dst.word));
+                ccht_gone(ty, vexp ? CCHT_C_EVICT_EXPIRED : CCHT_C_EVICT_BUCKET, x->ev,
+                          vexp ? CUDIS_EV_EXPIRED : CUDIS_EV_EVICTED, v, ccht_slot_off(dst.word));
                 ccht_tally_drop(ty, T, ccht_slot_off(dst.word));
             }
             if (f) {
                 if (expired) {
-                    ty->c[CCHT_C_EVICT_EXPIRED] += 1;
-                    ccht_ev_item(x->ev, CUDIS_EV_EXPIRED, v, old_off);
+                    ccht_gone(ty, CCHT_C_EVICT_EXPIRED, x->ev, CUDIS_EV_EXPIRED, v, old_off);
                 }
                 ccht_tally_drop(ty, T, old_off);
             }
@@ -578,8 +576,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
         default:
             if (expired) {
                 /* reclaim the expired item found */
-                ty->c[CCHT_C_EVICT_EXPIRED] += 1;
-                ccht_ev_item(x->ev, CUDIS_EV_EXPIRED, v, old_off);
+                ccht_gone(ty, CCHT_C_EVICT_EXPIRED, x->ev, CUDIS_EV_EXPIRED, v, old_off);
                 ccht_tally_drop(ty, T, old_off);
                 cudis_store_rel_u64(ccht_bkt_slot(v, loc.bucket, loc.way), 0);
                 ccht_arena_free(a, old_off, x->shard);
@@ -650,8 +647,7 @@ CUDIS_HD static inline uint32_t ccht_drop_bucket(const ccht_table *T, uint64_t b
                            : ccht_item_db(ccht_item_h0(v, off)) == (uint32_t)db;
         if (drop) {
             if (db < 0) {
-                ty->c[CCHT_C_EVICT_EXPIRED] += 1;
-                ccht_ev_item(ev, CUDIS_EV_EXPIRED, v, off);
+                ccht_gone(ty, CCHT_C_EVICT_EXPIRED, ev, CUDIS_EV_EXPIRED, v, off);
             }
             ccht_tally_drop(ty, T, off);
             cudis_store_rel_u64(ccht_bkt_slot(v, b, w), 0);

@@ -361,10 +361,13 @@ static uint32_t chunk_op(batcher *b, uint8_t pdb, ckey *k, uint32_t idx, uint8_t
                  CUDIS_TYPE_HASH, write);
 }
 
-static uint32_t head_read(batcher *b, uint8_t pdb, const char *key, uint32_t klen, bool touch)
+/* The head's op of a command: flags 0 for a read command's (a hit or a
+ * miss, as Redis counts them), CUDIS_F_NOSTATS for a write command's,
+ * LOOK_ONLY for this file's own looks. */
+#define LOOK_ONLY (CUDIS_F_NOTOUCH | CUDIS_F_NOSTATS)
+static uint32_t head_read(batcher *b, uint8_t pdb, const char *key, uint32_t klen, uint16_t flags)
 {
-    return bh_op(b, pdb, CUDIS_OP_GET, touch ? 0 : CUDIS_F_NOTOUCH, key, klen, NULL, 0, 0,
-                 CUDIS_TYPE_ANY, false);
+    return bh_op(b, pdb, CUDIS_OP_GET, flags, key, klen, NULL, 0, 0, CUDIS_TYPE_ANY, false);
 }
 
 static uint32_t head_write(batcher *b, uint8_t pdb, const char *key, uint32_t klen,
@@ -422,7 +425,7 @@ static void settle(loop *lp, uint8_t pdb, const char *key, uint32_t klen, uint8_
                    const bh_head *known)
 {
     batcher *b = &lp->b;
-    uint32_t i = head_read(b, pdb, key, klen, false);
+    uint32_t i = head_read(b, pdb, key, klen, LOOK_ONLY);
     (void)run(lp);
     bh_head h;
     bool live = head_live(b, i, &h);
@@ -441,6 +444,7 @@ static void settle(loop *lp, uint8_t pdb, const char *key, uint32_t klen, uint8_
         bool gone = b->res[i].status == CUDIS_OK && (b->res[i].flags & CUDIS_R_DONE);
         batch_reset(b);
         if (gone) {
+            atomic_fetch_add(&srv.bh_evicted, 1); /* the engine counted no chunk */
             keyspace_notify(lp, NOTIFY_EVICTED, "evicted", pdb, key, klen);
             if (tracking_active()) {
                 tracking_invalidate(lp, key, klen, 0);
@@ -467,7 +471,7 @@ static void convert(loop *lp, uint8_t pdb, const char *key, uint32_t klen)
     }
     batcher *b = &lp->b;
     uint32_t i =
-        bh_op(b, pdb, CUDIS_OP_GET, CUDIS_F_NOTOUCH, key, klen, NULL, 0, 0, CUDIS_TYPE_HASH, false);
+        bh_op(b, pdb, CUDIS_OP_GET, LOOK_ONLY, key, klen, NULL, 0, 0, CUDIS_TYPE_HASH, false);
     (void)run(lp);
     const cudis_result *r = &b->res[i];
     if (r->status != CUDIS_OK || !(r->flags & CUDIS_R_VALUE) || r->val_len <= limit) {
@@ -849,7 +853,7 @@ static void batched_read(conn *c, int kind, int argc, char **argv, uint32_t *len
     uint8_t pdb = b->db;
     ckey k;
     ckey_init(&k, argv[1], lens[1]);
-    uint32_t ih = head_read(b, pdb, argv[1], lens[1], true);
+    uint32_t ih = head_read(b, pdb, argv[1], lens[1], 0);
     for (int j = 2; kind != BH_HLEN && j < argc; j++) {
         chunk_op(b, pdb, &k, chunk_of(known, argv[j], lens[j]), CUDIS_OP_HGET, argv[j], lens[j], 0,
                  false);
@@ -873,7 +877,7 @@ static bool run_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens, co
     uint32_t klen = lens[1];
     ckey k;
     ckey_init(&k, key, klen);
-    uint32_t ih = head_read(b, pdb, key, klen, true);
+    uint32_t ih = head_read(b, pdb, key, klen, kind <= BH_HLEN ? 0 : CUDIS_F_NOSTATS);
     bh_head h;
     switch (kind) {
     case BH_HGET:
@@ -1132,7 +1136,7 @@ int bighash_whole(conn *c, const char *key, uint32_t klen, sbuf *out)
     int rc = 0;
     if (reg_get(pdb, key, klen, &known)) {
         batcher *b = &c->lp->b;
-        uint32_t ih = head_read(b, pdb, key, klen, true);
+        uint32_t ih = head_read(b, pdb, key, klen, 0);
         (void)run(c->lp);
         bool live = head_live(b, ih, &h);
         if (b->res[ih].status != CUDIS_OK) {
@@ -1163,7 +1167,7 @@ void bighash_unchunk(conn *c, const char *key, uint32_t klen)
     bh_head known, h;
     if (reg_get(pdb, key, klen, &known)) {
         batcher *b = &c->lp->b;
-        uint32_t ih = head_read(b, pdb, key, klen, false);
+        uint32_t ih = head_read(b, pdb, key, klen, LOOK_ONLY);
         (void)run(c->lp);
         bool live = head_live(b, ih, &h);
         if (!live) {
@@ -1200,7 +1204,7 @@ int bighash_field(conn *c, const char *key, uint32_t klen, const char *f, uint32
     batcher *b = &c->lp->b;
     ckey k;
     ckey_init(&k, key, klen);
-    uint32_t ih = head_read(b, pdb, key, klen, true);
+    uint32_t ih = head_read(b, pdb, key, klen, 0);
     uint32_t ig = chunk_op(b, pdb, &k, chunk_of(&known, f, flen), CUDIS_OP_HGET, f, flen, 0, false);
     free(k.p);
     (void)run(c->lp);

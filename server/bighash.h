@@ -8,14 +8,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cudis_op.h"
 #include "util.h"
 
 typedef struct conn conn;
 typedef struct loop loop;
 
-/* Engine database bit of chunks: a key's chunks live in its database | 0x80
- * (so at most 128 databases). */
-#define BH_HIDDEN 0x80
+/* Engine database bit of chunks: a key's chunks live in its database |
+ * CUDIS_DB_INTERNAL (0x80: so at most 128 databases), which the engine
+ * counts in no keyspace statistic (a hash evicted whole for a chunk is
+ * counted here, srv.bh_evicted). */
+#define BH_HIDDEN CUDIS_DB_INTERNAL
 
 /* The commands with a chunked path; the reads first. */
 enum {

@@ -223,7 +223,8 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
             ops_per_sec, (unsigned long long)t.net_in, (unsigned long long)t.net_out,
             (unsigned long long)atomic_load(&srv.rejected_conns),
             (unsigned long long)es.evict_expired,
-            (unsigned long long)(es.evict_bucket + es.evict_memory), (unsigned long long)es.hits,
+            (unsigned long long)(es.evict_bucket + es.evict_memory + atomic_load(&srv.bh_evicted)),
+            (unsigned long long)es.hits,
             (unsigned long long)es.misses, (unsigned long long)t.errors);
         tracking_info(o);
     }
@@ -371,5 +372,6 @@ void stats_reset_all(void)
     }
     atomic_store(&srv.total_conns, 0);
     atomic_store(&srv.rejected_conns, 0);
+    atomic_store(&srv.bh_evicted, 0);
     engine_reset_stats(srv.eng);
 }

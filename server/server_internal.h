@@ -201,6 +201,7 @@ typedef struct server {
     _Atomic uint64_t next_id;
     _Atomic long connected;
     _Atomic uint64_t rejected_conns;
+    _Atomic uint64_t bh_evicted; /* big hashes evicted whole for a chunk (INFO evicted_keys) */
     _Atomic uint64_t total_conns;
     _Atomic int shutdown;       /* 1 = requested */
     _Atomic int sig_pending;    /* SIGTERM/SIGINT seen by the handler (for a busy script) */

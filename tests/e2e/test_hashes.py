@@ -604,6 +604,32 @@ class BigHashes(Base):
         self.assertEqual(got, [b"hset", b"hincrby", b"hdel", b"del"])
         sub.close()
 
+    def stats(self):
+        info = self.c.call("INFO", "stats").decode().split()
+        want = ("keyspace_hits", "keyspace_misses", "expired_keys", "evicted_keys")
+        return {k: int(v) for k, v in (x.split(":", 1) for x in info if ":" in x) if k in want}
+
+    def test_info_counts_keys_not_chunks(self):
+        """INFO's keyspace figures count a hash as one key, as Redis does:
+        a read command one hit, a write none, an expiry one."""
+        c = self.c
+        self.fill("h", 2000)
+        c.call("CONFIG", "RESETSTAT")
+        self.assertEqual(len(c.call("HMGET", "h", *["f%d" % i for i in range(100)])), 100)
+        self.assertEqual(c.call("HGET", "h", "f5"), b"%020d" % 5)
+        self.assertEqual(c.call("HGET", "h", "nope"), None)
+        self.assertEqual(c.call("HLEN", "h"), 2000)
+        self.assertEqual(c.call("HSET", "h", "f1", "x", "new", "y"), 1)
+        self.assertEqual(c.call("HDEL", "h", "new"), 1)
+        self.assertEqual(c.call("HGET", "missing", "f1"), None)
+        self.assertEqual(self.stats(), {"keyspace_hits": 4, "keyspace_misses": 1,
+                                        "expired_keys": 0, "evicted_keys": 0})
+        self.assertEqual(c.call("PEXPIRE", "h", "50"), 1)
+        time.sleep(0.3)
+        self.assertEqual(c.call("EXISTS", "h"), 0)
+        c.call("PING")
+        self.assertEqual(self.stats()["expired_keys"], 1)
+
     def test_watch_sees_a_write(self):
         c, o = self.c, Conn(self.srv.port)
         self.fill("h", 1000)
@@ -649,6 +675,9 @@ class BigEviction(Base):
                 self.assertEqual(vals, [None] * nf, key)
         self.assertGreater(kept, 5)
         self.assertLess(kept, n, "6 MB cannot hold 200 hashes of 42 KB: some were evicted")
+        info = c.call("INFO", "stats").decode()
+        evicted = int(info.split("evicted_keys:")[1].split()[0])
+        self.assertEqual(evicted, n - kept, "INFO counts hashes evicted, not their chunks")
 
 
 if __name__ == "__main__":

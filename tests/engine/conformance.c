@@ -1136,6 +1136,64 @@ ENGINE_TEST(stats_counts)
     engine_destroy(e);
 }
 
+/* Items of internal databases (CUDIS_DB_INTERNAL: the server's big-hash
+ * chunks) are no keys: reading, evicting, expiring them counts no hit,
+ * miss, eviction or expiration, and CUDIS_F_NOSTATS reads count nothing
+ * anywhere; the same work in an ordinary database counts each. */
+ENGINE_TEST(internal_databases_count_nothing)
+{
+    T_NEED_STORE(p);
+    engine_config cfg;
+    conf_default(&cfg);
+    cfg.memory_bytes = 4u << 20;
+    cfg.expected_item_bytes = 1024;
+    static char v[1024];
+    memset(v, 'v', sizeof(v));
+    for (int internal = 0; internal < 2; internal++) {
+        engine *e = open_cfg(p, &cfg);
+        uint8_t db = internal ? (uint8_t)(CUDIS_DB_INTERNAL | 3u) : 3;
+        tbatch t;
+        tb_init(&t, 0);
+        char k[32];
+        for (int i = 0; i < 12000; i++) { /* 12 MB into 4 MB: evictions */
+            int n = snprintf(k, sizeof(k), "k%d", i);
+            uint32_t j = tb_op(&t, CUDIS_OP_SET, 0, k, (uint32_t)n, v, sizeof(v), 0,
+                               i % 2 ? T_NOW + 10 : 0);
+            t.ops[j].db = db;
+        }
+        tb_run(e, &t, T_NOW);
+        tb_free(&t);
+        tb_init(&t, 1 << 20);
+        for (int i = 0; i < 12000; i += 7) { /* hits, misses; the odd ones expired */
+            int n = snprintf(k, sizeof(k), "k%d", i);
+            uint32_t j = tb_op(&t, CUDIS_OP_GET, 0, k, (uint32_t)n, NULL, 0, 0, 0);
+            t.ops[j].db = db;
+            j = tb_op(&t, CUDIS_OP_GET, CUDIS_F_NOSTATS, k, (uint32_t)n, NULL, 0, 0, 0);
+            t.ops[j].db = db;
+        }
+        tb_run(e, &t, T_NOW + 1000);
+        uint32_t reads = t.n / 2, found = 0;
+        for (uint32_t i = 0; i < t.n; i += 2) {
+            found += (t.res[i].flags & CUDIS_R_FOUND) != 0;
+        }
+        tb_free(&t);
+        cr_assert_geq(engine_sweep(e, T_NOW + 1000, 1 << 20, NULL), 0);
+        cudis_stats s = stats_of(e);
+        cr_assert_gt(found, 0, "%s", p->name);
+        cr_assert_lt(found, reads, "%s", p->name);
+        if (internal) {
+            cr_assert_eq(s.hits + s.misses + s.evict_bucket + s.evict_memory + s.evict_expired, 0,
+                         "%s: internal items counted", p->name);
+        } else {
+            cr_assert_eq(s.hits, found, "%s", p->name);
+            cr_assert_eq(s.misses, reads - found, "%s", p->name);
+            cr_assert_gt(s.evict_bucket + s.evict_memory, 0, "%s", p->name);
+            cr_assert_gt(s.evict_expired, 0, "%s", p->name);
+        }
+        engine_destroy(e);
+    }
+}
+
 typedef struct scan_acc {
     int n;
     unsigned char seen[2000];
