@@ -56,10 +56,13 @@
 /* Mean fields per chunk past which one splits: a field read walks its
  * chunk from the start, so small chunks read fastest. HMGET of 1,000 of
  * 1,000,000 fields against cudis's MGET (bench/server/hashes.sh with
- * cudis-bench): 0.5x at 16 and 8, 0.73x at 4 (2: the same), 0.7-0.9x once
- * the engine prefetched more of each item (64 gave 0.51x with the older
- * Python reader); memory stays at the strings'. */
-#define BH_FIELDS 4u
+ * cudis-bench): 0.5x at 16 and 8, 0.73x at 4 (2: the same) with a
+ * one-line item prefetch; with the batch loop prefetching 640 bytes of
+ * each item, 0.74-0.83x at 4 and 0.87-0.94x at 2, whose chunks (1 or 2
+ * fields of 256 bytes) the prefetch covers whole (prefetching 1,280 bytes
+ * at 4 did not help: 0.73-0.80x). Memory: 1.02x the strings' at 2, 0.99x
+ * at 4. */
+#define BH_FIELDS 2u
 #define BH_SEED 0x62696768617368ull
 #define BH_OPS 4096u /* chunk ops per alone batch in whole-hash passes */
 
