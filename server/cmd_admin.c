@@ -76,6 +76,7 @@ H(cmd_auth)
     if (!ok) {
         log_msg(LL_VERBOSE, "Failed AUTH from client id=%llu addr=%s", (unsigned long long)c->id,
                 c->addr);
+        atomic_fetch_add(&srv.auth_denied, 1);
         conn_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
         return;
     }
@@ -140,6 +141,7 @@ H(cmd_hello)
     }
     if (user >= 0) {
         if (!check_pass(argv[user], lens[user], argv[user + 1], lens[user + 1])) {
+            atomic_fetch_add(&srv.auth_denied, 1);
             conn_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
             return;
         }

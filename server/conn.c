@@ -109,11 +109,13 @@ static void format_addr(char *buf, size_t cap, const struct sockaddr_storage *ss
     }
 }
 
+/* Local as Redis 7 counts it (islocalClient, protected mode): 127.0.0.1
+ * and ::1 (or 127.0.0.1 mapped into IPv6), not the rest of 127/8. */
 bool conn_addr_is_local(const struct sockaddr_storage *ss)
 {
     if (ss->ss_family == AF_INET) {
         const struct sockaddr_in *s = (const struct sockaddr_in *)ss;
-        return (ntohl(s->sin_addr.s_addr) >> 24) == 127;
+        return ntohl(s->sin_addr.s_addr) == INADDR_LOOPBACK;
     }
     if (ss->ss_family == AF_INET6) {
         const struct sockaddr_in6 *s = (const struct sockaddr_in6 *)ss;
@@ -121,7 +123,8 @@ bool conn_addr_is_local(const struct sockaddr_storage *ss)
             return true;
         }
         if (IN6_IS_ADDR_V4MAPPED(&s->sin6_addr)) {
-            return s->sin6_addr.s6_addr[12] == 127;
+            const uint8_t *a = s->sin6_addr.s6_addr;
+            return a[12] == 127 && a[13] == 0 && a[14] == 0 && a[15] == 1;
         }
         return false;
     }

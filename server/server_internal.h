@@ -202,6 +202,7 @@ typedef struct server {
     _Atomic long connected;
     _Atomic uint64_t rejected_conns;
     _Atomic uint64_t bh_evicted; /* big hashes evicted whole for a chunk (INFO evicted_keys) */
+    _Atomic uint64_t auth_denied; /* failed AUTH / HELLO AUTH (INFO acl_access_denied_auth) */
     _Atomic uint64_t total_conns;
     _Atomic int shutdown;       /* 1 = requested */
     _Atomic int sig_pending;    /* SIGTERM/SIGINT seen by the handler (for a busy script) */
