@@ -7,13 +7,15 @@ no password such a client gets Redis's -DENIED text and the connection is
 closed (rejected_connections counts it); from 127.0.0.1 and the unix
 socket it is served; once a password is set it is admitted (and must
 AUTH; a wrong password counts in INFO's acl_access_denied_auth); with
-protected mode off it is served without one.
+protected mode off it is served without one. A client that floods
+commands before AUTH without reading its replies is closed.
 Run by ctest (label e2e):
   /usr/bin/python3 test_protected.py --server PATH   (or CUDIS_E2E_SERVER=...)
 """
 import os
 import socket
 import sys
+import time
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -128,6 +130,36 @@ class Protected(Base):
         self.assertEqual(talk(port, b"PING\r\n"), b"+PONG\r\n")
         self.assertEqual(self.c.call("CONFIG", "SET", "protected-mode", "yes"), "OK")
         self.assertEqual(talk(port, b"PING\r\n"), DENIED)
+
+
+class UnauthenticatedFlood(Base):
+    """A client that has not authenticated may queue only a small reply
+    budget: one that sends thousands of commands (each answered -NOAUTH)
+    without reading is closed, as Redis closes it, and the server goes on."""
+    extra = ("--requirepass", "s3cret")
+
+    def test_flood_is_closed(self):
+        s = socket.create_connection(("127.0.0.1", self.srv.port), timeout=5)
+        try:
+            s.sendall(b"PING\r\n" * 3000)
+            time.sleep(0.5)
+            got, closed = b"", False
+            while len(got) < 3000 * 34:
+                try:
+                    d = s.recv(65536)
+                except ConnectionResetError:
+                    closed = True
+                    break
+                if not d:
+                    closed = True
+                    break
+                got += d
+            self.assertTrue(closed, "3,000 -NOAUTH replies queued: %d bytes read" % len(got))
+            self.assertLess(len(got), 3000 * 34)
+        finally:
+            s.close()
+        self.assertEqual(talk(self.srv.port, b"AUTH s3cret\r\nPING\r\n", src="127.0.0.1",
+                              replies=2), b"+OK\r\n+PONG\r\n")
 
 
 class ProtectedOffAtStart(Base):
