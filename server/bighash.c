@@ -1087,9 +1087,11 @@ bool bighash_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens)
     return done;
 }
 
-/* Every chunk read; the fields, in chunk order, as one encoded hash. */
+/* Every chunk read: the fields, in chunk order, as one encoded hash into
+ * out, and (bytes not NULL) the chunks' memory as MEMORY USAGE counts an
+ * item added to *bytes. */
 static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const bh_head *h,
-                   sbuf *out)
+                   sbuf *out, long long *bytes)
 {
     batcher *b = &lp->b;
     uint32_t nc = chunk_count(h);
@@ -1113,6 +1115,9 @@ static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const 
             } else if ((r->flags & CUDIS_R_VALUE) && r->val_len > CUDIS_HASH_HDR) {
                 count += cudis_hash_count(b->out + r->val_off, r->val_len);
                 sbuf_add(out, b->out + r->val_off + CUDIS_HASH_HDR, r->val_len - CUDIS_HASH_HDR);
+                if (bytes != NULL) {
+                    *bytes += memory_item_bytes(klen + 4, r->val_len);
+                }
             }
         }
         batch_reset(b);
@@ -1124,7 +1129,23 @@ static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const 
     return ok;
 }
 
+static int whole(conn *c, const char *key, uint32_t klen, sbuf *out, long long *bytes);
+
 int bighash_whole(conn *c, const char *key, uint32_t klen, sbuf *out)
+{
+    return whole(c, key, klen, out, NULL);
+}
+
+int bighash_memory(conn *c, const char *key, uint32_t klen, long long *bytes)
+{
+    sbuf all = {0};
+    *bytes = memory_item_bytes(klen, sizeof(bh_head));
+    int rc = whole(c, key, klen, &all, bytes);
+    sbuf_free(&all);
+    return rc;
+}
+
+static int whole(conn *c, const char *key, uint32_t klen, sbuf *out, long long *bytes)
 {
     if (!bighash_any()) {
         return 0;
@@ -1149,7 +1170,7 @@ int bighash_whole(conn *c, const char *key, uint32_t klen, sbuf *out)
             (void)not_big(c, pdb, key, klen, &known);
         } else {
             batch_reset(b);
-            rc = gather(c->lp, pdb, key, klen, &h, out) ? 1 : CUDIS_E_NOMEM;
+            rc = gather(c->lp, pdb, key, klen, &h, out, bytes) ? 1 : CUDIS_E_NOMEM;
         }
     }
     excl_end(c->lp, locked);
@@ -1178,7 +1199,7 @@ void bighash_unchunk(conn *c, const char *key, uint32_t klen)
         } else {
             batch_reset(b);
             sbuf all = {0};
-            if (gather(c->lp, pdb, key, klen, &h, &all)) {
+            if (gather(c->lp, pdb, key, klen, &h, &all, NULL)) {
                 /* one item again, its expiry kept; then the chunks go */
                 uint32_t i = bh_op(b, pdb, CUDIS_OP_SET, CUDIS_F_KEEPTTL, key, klen, all.p,
                                    (uint32_t)all.len, 0, CUDIS_TYPE_HASH, true);

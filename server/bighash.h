@@ -57,6 +57,10 @@ bool bighash_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens);
 /* The whole big hash in `out` as one encoded hash (cudis_hash.h): 1; 0
  * when the key is not a big hash; a CUDIS_E_* status when it failed. */
 int bighash_whole(conn *c, const char *key, uint32_t klen, sbuf *out);
+/* MEMORY USAGE of a big hash (head and chunks, each counted as
+ * memory_item_bytes): 0 when key is no big hash, 1 with *bytes, or a
+ * negative CUDIS_E_* (alone, as bighash_whole). */
+int bighash_memory(conn *c, const char *key, uint32_t klen, long long *bytes);
 /* SORT's *->field of a big hash: 1 with the value appended to out, 0
  * when the key is no big hash or has no such field, or a CUDIS_E_*. */
 int bighash_field(conn *c, const char *key, uint32_t klen, const char *f, uint32_t flen, sbuf *out);

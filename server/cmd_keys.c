@@ -894,10 +894,14 @@ static void rp_memusage(conn *c, pend *p, const cudis_batch *b)
         resp_null(&c->out, c->proto);
         return;
     }
+    resp_int(&c->out, memory_item_bytes(b->ops[p->op0].key_len, r->val_len));
+}
+
+long long memory_item_bytes(uint32_t klen, uint64_t vlen)
+{
     /* key + value + item header and index slot, rounded like an allocator */
-    long long n = (long long)b->ops[p->op0].key_len + r->val_len + 32;
-    n = (n + 15) & ~15LL;
-    resp_int(&c->out, n);
+    long long n = (long long)klen + (long long)vlen + 32;
+    return (n + 15) & ~15LL;
 }
 
 void cmd_memory_usage(conn *c, int argc, char **argv, uint32_t *lens)
@@ -917,6 +921,16 @@ void cmd_memory_usage(conn *c, int argc, char **argv, uint32_t *lens)
             conn_error(c, E_SYNTAX);
             return;
         }
+    }
+    long long big;
+    int rc = bighash_memory(c, argv[2], lens[2], &big);
+    if (rc != 0) { /* a big hash: its head and chunks, summed alone */
+        if (rc < 0) {
+            reply_engine_error(c, rc);
+        } else {
+            resp_int(&c->out, big);
+        }
+        return;
     }
     char *kv[2] = {argv[0], argv[2]};
     uint32_t kl[2] = {lens[0], lens[2]};

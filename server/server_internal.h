@@ -339,6 +339,9 @@ void reply_ok(conn *c);
 /* A HELP reply: "<NAME> <subcommand> ... Subcommands are:" then lines. */
 void help_reply(conn *c, const char *name, const char *const *lines);
 void reply_engine_error(conn *c, int status);
+/* What MEMORY USAGE counts for one engine item: key + value + its header
+ * and index slot, rounded to 16 (cmd_keys.c). */
+long long memory_item_bytes(uint32_t klen, uint64_t vlen);
 /* cmd_hash.c: what the collection commands (hashes, sets) share. A
  * collection is one engine item in cudis_hash.h's encoding. */
 /* Edits of argv[from..argc): field/value pairs, or fields alone (!vals). */
