@@ -1160,7 +1160,8 @@ static int whole(conn *c, const char *key, uint32_t klen, sbuf *out, long long *
     int rc = 0;
     if (reg_get(pdb, key, klen, &known)) {
         batcher *b = &c->lp->b;
-        uint32_t ih = head_read(b, pdb, key, klen, 0);
+        /* MEMORY USAGE (bytes) neither counts nor touches, as Redis's */
+        uint32_t ih = head_read(b, pdb, key, klen, bytes != NULL ? LOOK_ONLY : 0);
         (void)run(c->lp);
         bool live = head_live(b, ih, &h);
         if (b->res[ih].status != CUDIS_OK) {

@@ -934,7 +934,9 @@ void cmd_memory_usage(conn *c, int argc, char **argv, uint32_t *lens)
     }
     char *kv[2] = {argv[0], argv[2]};
     uint32_t kl[2] = {lens[0], lens[2]};
-    pend *p = queue1(c, CUDIS_OP_GET, 0, kv, kl, NULL, 0, 0, 0, false, rp_memusage);
+    /* as Redis's: no hit or miss counted, the key's recency left alone */
+    pend *p = queue1(c, CUDIS_OP_GET, CUDIS_F_NOTOUCH | CUDIS_F_NOSTATS, kv, kl, NULL, 0, 0, 0,
+                     false, rp_memusage);
     c->lp->b.ops[p->op0].type = CUDIS_TYPE_ANY;
 }
 

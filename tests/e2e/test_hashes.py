@@ -637,8 +637,14 @@ class BigHashes(Base):
         n = c.call("MEMORY", "USAGE", "h")
         self.assertGreaterEqual(n, data, "a hash's usage holds its fields")
         self.assertLessEqual(n, 6 * data)
+        c.call("CONFIG", "RESETSTAT")
         self.assertEqual(c.call("MEMORY", "USAGE", "h", "SAMPLES", "0"), n)
         self.assertEqual(c.call("MEMORY", "USAGE", "nope"), None)
+        c.call("SET", "s", "v")
+        self.assertGreater(c.call("MEMORY", "USAGE", "s"), 0)
+        stats = self.stats()
+        self.assertEqual((stats["keyspace_hits"], stats["keyspace_misses"]), (0, 0),
+                         "MEMORY USAGE is no lookup")
 
     def test_watch_sees_a_write(self):
         c, o = self.c, Conn(self.srv.port)
