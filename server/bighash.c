@@ -60,8 +60,10 @@
  * one-line item prefetch; with the batch loop prefetching 640 bytes of
  * each item, 0.74-0.83x at 4 and 0.87-0.94x at 2, whose chunks (1 or 2
  * fields of 256 bytes) the prefetch covers whole (prefetching 1,280 bytes
- * at 4 did not help: 0.73-0.80x). Memory: 1.02x the strings' at 2, 0.99x
- * at 4. */
+ * at 4 did not help: 0.73-0.80x); builds compared by
+ * bench/server/hmget_ab.sh (bench/results/server/hmget-ab-20261203-124355:
+ * HMGET 1.87M and 2.16M rows/s at 2, 1.64M and 1.62M at 4). Memory:
+ * 1.02x the strings' at 2, 0.99x at 4 (hashes.sh). */
 #define BH_FIELDS 2u
 #define BH_SEED 0x62696768617368ull
 #define BH_OPS 4096u /* chunk ops per alone batch in whole-hash passes */
@@ -1088,8 +1090,8 @@ bool bighash_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens)
 }
 
 /* Every chunk read: the fields, in chunk order, as one encoded hash into
- * out, and (bytes not NULL) the chunks' memory as MEMORY USAGE counts an
- * item added to *bytes. */
+ * out (unless NULL), and (bytes not NULL) the chunks' memory as MEMORY
+ * USAGE counts an item added to *bytes. */
 static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const bh_head *h,
                    sbuf *out, long long *bytes)
 {
@@ -1098,8 +1100,10 @@ static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const 
     ckey k;
     ckey_init(&k, key, klen);
     uint8_t cnt[CUDIS_HASH_HDR] = {0};
-    out->len = 0;
-    sbuf_add(out, cnt, sizeof(cnt));
+    if (out != NULL) {
+        out->len = 0;
+        sbuf_add(out, cnt, sizeof(cnt));
+    }
     uint64_t count = 0;
     bool ok = true;
     for (uint32_t at = 0; ok && at < nc; at += BH_OPS) {
@@ -1114,7 +1118,10 @@ static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const 
                 ok = false;
             } else if ((r->flags & CUDIS_R_VALUE) && r->val_len > CUDIS_HASH_HDR) {
                 count += cudis_hash_count(b->out + r->val_off, r->val_len);
-                sbuf_add(out, b->out + r->val_off + CUDIS_HASH_HDR, r->val_len - CUDIS_HASH_HDR);
+                if (out != NULL) {
+                    sbuf_add(out, b->out + r->val_off + CUDIS_HASH_HDR,
+                             r->val_len - CUDIS_HASH_HDR);
+                }
                 if (bytes != NULL) {
                     *bytes += memory_item_bytes(klen + 4, r->val_len);
                 }
@@ -1123,7 +1130,7 @@ static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const 
         batch_reset(b);
     }
     free(k.p);
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; out != NULL && i < 4; i++) {
         out->p[i] = (char)(uint8_t)(count >> (8 * i));
     }
     return ok;
@@ -1138,11 +1145,8 @@ int bighash_whole(conn *c, const char *key, uint32_t klen, sbuf *out)
 
 int bighash_memory(conn *c, const char *key, uint32_t klen, long long *bytes)
 {
-    sbuf all = {0};
     *bytes = memory_item_bytes(klen, sizeof(bh_head));
-    int rc = whole(c, key, klen, &all, bytes);
-    sbuf_free(&all);
-    return rc;
+    return whole(c, key, klen, NULL, bytes);
 }
 
 static int whole(conn *c, const char *key, uint32_t klen, sbuf *out, long long *bytes)
