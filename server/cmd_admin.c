@@ -186,6 +186,10 @@ H(cmd_select)
         conn_error(c, "ERR value is not an integer or out of range");
         return;
     }
+    if (srv.cfg.cluster_enabled && id != 0) {
+        conn_error(c, "ERR SELECT is not allowed in cluster mode");
+        return;
+    }
     if (id < 0 || id >= srv.cfg.databases) {
         conn_error(c, "ERR DB index is out of range");
         return;
@@ -295,6 +299,10 @@ H(cmd_wait)
 H(cmd_swapdb)
 {
     (void)argc;
+    if (srv.cfg.cluster_enabled) {
+        conn_error(c, "ERR SWAPDB is not allowed in cluster mode");
+        return;
+    }
     long long a, b;
     if (!util_str2ll(argv[1], lens[1], &a) || a < INT32_MIN || a > INT32_MAX) {
         conn_error(c, "ERR invalid first DB index");

@@ -154,6 +154,40 @@ void rdb_put_footer(sbuf *o)
     sbuf_add(o, tail, 8);
 }
 
+void dump_payload(sbuf *d, const cudis_result *r, const uint8_t *v)
+{
+    if (r->type == CUDIS_TYPE_ZSET) {
+        /* RDB_TYPE_ZSET_2: members with 8-byte binary scores */
+        uint8_t t = RDB_TYPE_ZSET_2;
+        sbuf_add(d, &t, 1);
+        put_len(d, cudis_hash_count(v, r->val_len));
+        cudis_hentry e;
+        COLL_FOREACH(v, r->val_len, at, e)
+        {
+            put_str(d, e.f, e.flen);
+            sbuf_add(d, e.v, e.vlen); /* the stored double, little-endian as RDB's */
+        }
+    } else if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET ||
+               r->type == CUDIS_TYPE_LIST) {
+        bool set = r->type != CUDIS_TYPE_HASH; /* members (elements) alone */
+        uint8_t t = r->type == CUDIS_TYPE_LIST ? RDB_TYPE_LIST : set ? RDB_TYPE_SET : RDB_TYPE_HASH;
+        sbuf_add(d, &t, 1);
+        put_len(d, cudis_hash_count(v, r->val_len));
+        cudis_hentry e;
+        COLL_FOREACH(v, r->val_len, at, e)
+        {
+            put_str(d, e.f, e.flen);
+            if (!set) {
+                put_str(d, e.v, e.vlen);
+            }
+        }
+    } else {
+        sbuf_add(d, "\0", 1); /* RDB_TYPE_STRING */
+        put_str(d, v, r->val_len);
+    }
+    rdb_put_footer(d);
+}
+
 static void rp_dump(conn *c, pend *p, const cudis_batch *b)
 {
     const cudis_result *r = RES(b, p, 0);
@@ -165,38 +199,8 @@ static void rp_dump(conn *c, pend *p, const cudis_batch *b)
         resp_null(&c->out, c->proto);
         return;
     }
-    const uint8_t *v = b->out + r->val_off;
     sbuf d = {0};
-    if (r->type == CUDIS_TYPE_ZSET) {
-        /* RDB_TYPE_ZSET_2: members with 8-byte binary scores */
-        uint8_t t = RDB_TYPE_ZSET_2;
-        sbuf_add(&d, &t, 1);
-        put_len(&d, cudis_hash_count(v, r->val_len));
-        cudis_hentry e;
-        COLL_FOREACH(v, r->val_len, at, e)
-        {
-            put_str(&d, e.f, e.flen);
-            sbuf_add(&d, e.v, e.vlen); /* the stored double, little-endian as RDB's */
-        }
-    } else if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET ||
-               r->type == CUDIS_TYPE_LIST) {
-        bool set = r->type != CUDIS_TYPE_HASH; /* members (elements) alone */
-        uint8_t t = r->type == CUDIS_TYPE_LIST ? RDB_TYPE_LIST : set ? RDB_TYPE_SET : RDB_TYPE_HASH;
-        sbuf_add(&d, &t, 1);
-        put_len(&d, cudis_hash_count(v, r->val_len));
-        cudis_hentry e;
-        COLL_FOREACH(v, r->val_len, at, e)
-        {
-            put_str(&d, e.f, e.flen);
-            if (!set) {
-                put_str(&d, e.v, e.vlen);
-            }
-        }
-    } else {
-        sbuf_add(&d, "\0", 1); /* RDB_TYPE_STRING */
-        put_str(&d, v, r->val_len);
-    }
-    rdb_put_footer(&d);
+    dump_payload(&d, r, b->out + r->val_off);
     resp_bulk(&c->out, d.p, d.len);
     sbuf_free(&d);
 }
@@ -609,6 +613,12 @@ bool rdb_footer_ok(const uint8_t *p, size_t n)
         crc |= (uint64_t)p[n - 8 + i] << (8 * i);
     }
     return ver <= RDB_VERSION_MAX && crc64(p, n - 8) == crc;
+}
+
+/* RESTORE as MIGRATE sends it in cluster mode: ASKING implied. */
+void cmd_restore_asking(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    cmd_restore(c, argc, argv, lens);
 }
 
 void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)

@@ -1040,6 +1040,9 @@ void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
     }
     bool all = strcmp(c->cur_cmd->name, "flushall") == 0;
     int rc = engine_flush(srv.eng, all ? CUDIS_DB_ALL : db_phys(c->db));
+    if (srv.cfg.cluster_enabled && (all || c->db == 0)) {
+        slotkeys_clear();
+    }
     if (rc == CUDIS_OK && !all) { /* and the chunks of its big hashes */
         rc = engine_flush(srv.eng, db_phys(c->db) | BH_HIDDEN);
     }
@@ -1327,6 +1330,10 @@ void cmd_copy(conn *c, int argc, char **argv, uint32_t *lens)
 void cmd_move(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc;
+    if (srv.cfg.cluster_enabled) {
+        conn_error(c, "ERR MOVE is not allowed in cluster mode");
+        return;
+    }
     batcher *b = &c->lp->b;
     uint8_t src = b->db, dst;
     if (!arg_db(c, argv[2], lens[2], &dst)) {

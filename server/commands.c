@@ -3,6 +3,7 @@
  */
 #include "commands.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -275,6 +276,39 @@ static const command table[] = {
         {.name = "purge", .arity = 2, .flags = CMD_SUB, .fn = cmd_memory_purge, .group = "server", .since = "4.0.0", .summary = "Asks the allocator to release memory.", .complexity = "Depends on how much memory is allocated, could be slow"},
         {.name = "usage", .arity = -3, .flags = RO | CMD_SUB, .first_key = 2, .last_key = 2, .step = 1, .fn = cmd_memory_usage, .group = "server", .since = "4.0.0", .summary = "Estimates the memory usage of a key."},
         {.name = "help", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_memory_help, .group = "server", .since = "4.0.0", .summary = "Returns helpful text about the different subcommands."},
+    {.name = "cluster", .arity = -2, .flags = CMD_CONTAINER, .group = "cluster", .since = "3.0.0", .summary = "A container for Redis Cluster commands.", .complexity = "Depends on subcommand.", .nsubs = 27},
+        {.name = "info", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_info, .group = "cluster", .since = "3.0.0", .summary = "Returns information about the state of a node."},
+        {.name = "nodes", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_nodes, .group = "cluster", .since = "3.0.0", .summary = "Returns the cluster configuration for a node.", .complexity = "O(N) where N is the total number of Cluster nodes"},
+        {.name = "slots", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_slots, .group = "cluster", .since = "3.0.0", .summary = "Returns the mapping of cluster slots to nodes.", .complexity = "O(N) where N is the total number of Cluster nodes"},
+        {.name = "shards", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_shards, .group = "cluster", .since = "3.0.0", .summary = "Returns the mapping of cluster slots to shards.", .complexity = "O(N) where N is the total number of cluster nodes"},
+        {.name = "myid", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_myid, .group = "cluster", .since = "3.0.0", .summary = "Returns the ID of a node."},
+        {.name = "myshardid", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_myshardid, .group = "cluster", .since = "3.0.0", .summary = "Returns the shard ID of a node."},
+        {.name = "keyslot", .arity = 3, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_keyslot, .group = "cluster", .since = "3.0.0", .summary = "Returns the hash slot for a key.", .complexity = "O(N) where N is the number of bytes in the key"},
+        {.name = "countkeysinslot", .arity = 3, .flags = CMD_STALE | CMD_EXCL | CMD_SUB, .fn = cmd_cluster_countkeysinslot, .group = "cluster", .since = "3.0.0", .summary = "Returns the number of keys in a hash slot.", .complexity = "O(N) where N is the number of keys in the node (cudis scans its table)"},
+        {.name = "getkeysinslot", .arity = 4, .flags = CMD_STALE | CMD_EXCL | CMD_SUB, .fn = cmd_cluster_getkeysinslot, .group = "cluster", .since = "3.0.0", .summary = "Returns the key names in a hash slot.", .complexity = "O(N) where N is the number of keys in the node (cudis scans its table)"},
+        {.name = "addslots", .arity = -3, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_addslots, .group = "cluster", .since = "3.0.0", .summary = "Assigns new hash slots to a node.", .complexity = "O(N) where N is the total number of hash slot arguments"},
+        {.name = "addslotsrange", .arity = -4, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_addslotsrange, .group = "cluster", .since = "3.0.0", .summary = "Assigns new hash slot ranges to a node.", .complexity = "O(N) where N is the total number of the slots between the start slot and end slot arguments."},
+        {.name = "delslots", .arity = -3, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_delslots, .group = "cluster", .since = "3.0.0", .summary = "Sets hash slots as unbound for a node.", .complexity = "O(N) where N is the total number of hash slot arguments"},
+        {.name = "delslotsrange", .arity = -4, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_delslotsrange, .group = "cluster", .since = "3.0.0", .summary = "Sets hash slot ranges as unbound for a node.", .complexity = "O(N) where N is the total number of the slots between the start slot and end slot arguments."},
+        {.name = "flushslots", .arity = 2, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB | CMD_EXCL, .fn = cmd_cluster_flushslots, .group = "cluster", .since = "3.0.0", .summary = "Deletes all slots information from a node."},
+        {.name = "setslot", .arity = -4, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB | CMD_EXCL, .fn = cmd_cluster_setslot, .group = "cluster", .since = "3.0.0", .summary = "Binds a hash slot to a node."},
+        {.name = "meet", .arity = -4, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_meet, .group = "cluster", .since = "3.0.0", .summary = "Forces a node to handshake with another node."},
+        {.name = "forget", .arity = 3, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_forget, .group = "cluster", .since = "3.0.0", .summary = "Removes a node from the nodes table."},
+        {.name = "reset", .arity = -2, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB | CMD_EXCL, .fn = cmd_cluster_reset, .group = "cluster", .since = "3.0.0", .summary = "Resets a node.", .complexity = "O(N) where N is the number of known nodes. The command may execute a FLUSHALL as a side effect."},
+        {.name = "saveconfig", .arity = 2, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_saveconfig, .group = "cluster", .since = "3.0.0", .summary = "Forces a node to save the cluster configuration to disk."},
+        {.name = "set-config-epoch", .arity = 3, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_set_config_epoch, .group = "cluster", .since = "3.0.0", .summary = "Sets the configuration epoch for a new node."},
+        {.name = "bumpepoch", .arity = 2, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_bumpepoch, .group = "cluster", .since = "3.0.0", .summary = "Advances the cluster config epoch."},
+        {.name = "count-failure-reports", .arity = 3, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_count_failure_reports, .group = "cluster", .since = "3.0.0", .summary = "Returns the number of active failure reports active for a node.", .complexity = "O(N) where N is the number of failure reports"},
+        {.name = "replicas", .arity = 3, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_replicas, .group = "cluster", .since = "3.0.0", .summary = "Lists the replica nodes of a master node.", .complexity = "O(N) where N is the number of replicas."},
+        {.name = "slaves", .arity = 3, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_replicas, .group = "cluster", .since = "3.0.0", .summary = "Lists the replica nodes of a master node.", .complexity = "O(N) where N is the number of replicas."},
+        {.name = "replicate", .arity = 3, .flags = CMD_ADMIN | CMD_STALE | CMD_NOSCRIPT | CMD_SUB, .fn = cmd_cluster_replicate, .group = "cluster", .since = "3.0.0", .summary = "Configure a node as replica of a master node (cudis: not supported, replicas are out of scope)."},
+        {.name = "links", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_links, .group = "cluster", .since = "3.0.0", .summary = "Returns a list of all TCP links to and from peer nodes.", .complexity = "O(N) where N is the total number of Cluster nodes"},
+        {.name = "help", .arity = 2, .flags = CMD_LOADING | CMD_STALE | CMD_SUB, .fn = cmd_cluster_help, .group = "cluster", .since = "3.0.0", .summary = "Returns helpful text about the different subcommands."},
+    {.name = "asking", .arity = 1, .flags = CMD_FAST, .fn = cmd_asking, .group = "cluster", .since = "3.0.0", .summary = "Signals that a cluster client is following an -ASK redirect."},
+    {.name = "readonly", .arity = 1, .flags = CMD_FAST | CMD_LOADING | CMD_STALE, .fn = cmd_readonly, .group = "cluster", .since = "3.0.0", .summary = "Enables read-only queries for a connection to a Redis Cluster replica node."},
+    {.name = "readwrite", .arity = 1, .flags = CMD_FAST | CMD_LOADING | CMD_STALE, .fn = cmd_readwrite, .group = "cluster", .since = "3.0.0", .summary = "Enables read-write queries for a connection to a Redis Cluster replica node."},
+    {.name = "migrate", .arity = -6, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_migrate, .group = "generic", .since = "2.6.0", .summary = "Atomically transfers a key from one Redis instance to another.", .complexity = "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed."},
+    {.name = "restore-asking", .arity = -4, .flags = CMD_WRITE | CMD_EXCL, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_restore_asking, .group = "server", .since = "3.0.0", .summary = "An internal command for migrating keys in a cluster.", .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size."},
     {.name = "shutdown", .arity = -1, .flags = CMD_ALLOW_BUSY | CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, .fn = cmd_shutdown, .group = "server", .since = "1.0.0", .summary = "Synchronously saves the database(s) to disk and shuts down the Redis server.", .complexity = "O(N)"},
 };
 /* clang-format on */
@@ -390,4 +424,97 @@ const command *cmd_lookup_sub(const command *parent, const char *name, size_t le
         }
     }
     return NULL;
+}
+
+/* Where a numkeys-style command's count is, and its first key after it. */
+static int numkeys_at(const command *cmd)
+{
+    if (cmd->fn == cmd_eval || cmd->fn == cmd_evalsha || cmd->fn == cmd_eval_ro ||
+        cmd->fn == cmd_evalsha_ro || cmd->fn == cmd_fcall || cmd->fn == cmd_fcall_ro ||
+        cmd->fn == cmd_blmpop || cmd->fn == cmd_bzmpop || cmd->fn == cmd_zunionstore ||
+        cmd->fn == cmd_zinterstore || cmd->fn == cmd_zdiffstore) {
+        return 2;
+    }
+    if (cmd->fn == cmd_sintercard || cmd->fn == cmd_zintercard || cmd->fn == cmd_lmpop ||
+        cmd->fn == cmd_zmpop || cmd->fn == cmd_zunion || cmd->fn == cmd_zinter ||
+        cmd->fn == cmd_zdiff) {
+        return 1;
+    }
+    return 0;
+}
+
+static bool arg_is(const char *s, uint32_t len, const char *word)
+{
+    return strlen(word) == len && strncasecmp(s, word, len) == 0;
+}
+
+int cmd_keys_of(const command *cmd, int argc, char **argv, uint32_t *lens, int *pos, int max)
+{
+    int n = 0;
+#define PUSH(i)                                                                                    \
+    do {                                                                                           \
+        if (n < max) {                                                                             \
+            pos[n] = (i);                                                                          \
+        }                                                                                          \
+        n++;                                                                                       \
+    } while (0)
+    int nk = numkeys_at(cmd);
+    if (nk > 0) {
+        if (nk == 2 && (cmd->fn == cmd_zunionstore || cmd->fn == cmd_zinterstore ||
+                        cmd->fn == cmd_zdiffstore)) {
+            PUSH(1); /* the destination */
+        }
+        if (nk >= argc) {
+            return n;
+        }
+        char tmp[24];
+        uint32_t l = lens[nk] < sizeof(tmp) - 1 ? lens[nk] : (uint32_t)sizeof(tmp) - 1;
+        memcpy(tmp, argv[nk], l);
+        tmp[l] = '\0';
+        char *end;
+        long long k = strtoll(tmp, &end, 10);
+        if (end == tmp || *end != '\0' || k < 0) {
+            return n; /* the command's own error says so */
+        }
+        for (long long i = nk + 1; i <= nk + k && i < argc; i++) {
+            PUSH((int)i);
+        }
+        return n;
+    }
+    if (cmd->fn == cmd_migrate) { /* host port key|"" db timeout ... [KEYS k...] */
+        if (argc > 3 && lens[3] > 0) {
+            PUSH(3);
+            return n;
+        }
+        for (int i = 6; i < argc; i++) {
+            if (arg_is(argv[i], lens[i], "keys")) {
+                for (int j = i + 1; j < argc; j++) {
+                    PUSH(j);
+                }
+                break;
+            }
+        }
+        return n;
+    }
+    if (cmd->first_key <= 0 || cmd->step <= 0) {
+        return 0;
+    }
+    int last = cmd->last_key < 0 ? argc + cmd->last_key : cmd->last_key;
+    for (int i = cmd->first_key; i <= last && i < argc; i += cmd->step) {
+        PUSH(i);
+    }
+    if ((cmd->fn == cmd_sort || cmd->fn == cmd_sort_ro)) {
+        for (int i = 2; i + 1 < argc; i++) {
+            if (arg_is(argv[i], lens[i], "store")) {
+                PUSH(i + 1);
+                i++;
+            } else if (arg_is(argv[i], lens[i], "by") || arg_is(argv[i], lens[i], "get")) {
+                i++;
+            } else if (arg_is(argv[i], lens[i], "limit")) {
+                i += 2;
+            }
+        }
+    }
+#undef PUSH
+    return n;
 }

@@ -301,6 +301,37 @@ struct command {
     X(cmd_memory_doctor)                                                                           \
     X(cmd_memory_malloc_stats)                                                                     \
     X(cmd_memory_purge)                                                                            \
+    X(cmd_cluster_info)                                                                         \
+    X(cmd_cluster_nodes)                                                                        \
+    X(cmd_cluster_slots)                                                                        \
+    X(cmd_cluster_shards)                                                                       \
+    X(cmd_cluster_myid)                                                                         \
+    X(cmd_cluster_myshardid)                                                                    \
+    X(cmd_cluster_keyslot)                                                                      \
+    X(cmd_cluster_countkeysinslot)                                                              \
+    X(cmd_cluster_getkeysinslot)                                                                \
+    X(cmd_cluster_addslots)                                                                     \
+    X(cmd_cluster_addslotsrange)                                                                \
+    X(cmd_cluster_delslots)                                                                     \
+    X(cmd_cluster_delslotsrange)                                                                \
+    X(cmd_cluster_flushslots)                                                                   \
+    X(cmd_cluster_setslot)                                                                      \
+    X(cmd_cluster_meet)                                                                         \
+    X(cmd_cluster_forget)                                                                       \
+    X(cmd_cluster_reset)                                                                        \
+    X(cmd_cluster_saveconfig)                                                                   \
+    X(cmd_cluster_set_config_epoch)                                                             \
+    X(cmd_cluster_bumpepoch)                                                                    \
+    X(cmd_cluster_count_failure_reports)                                                        \
+    X(cmd_cluster_replicas)                                                                     \
+    X(cmd_cluster_replicate)                                                                    \
+    X(cmd_cluster_links)                                                                        \
+    X(cmd_cluster_help)                                                                         \
+    X(cmd_asking)                                                                               \
+    X(cmd_readonly)                                                                             \
+    X(cmd_readwrite)                                                                            \
+    X(cmd_migrate)                                                                                 \
+    X(cmd_restore_asking)                                                                              \
     X(cmd_shutdown)
 #define CMD_PROTO(fn) void fn(conn *c, int argc, char **argv, uint32_t *lens);
 CMD_HANDLERS(CMD_PROTO)
@@ -320,6 +351,12 @@ const command *cmd_by_idx(int i);
 int cmd_idx(const command *c);
 int cmd_top_count(void);
 const command *cmd_top(int i);
+
+/* The argument positions of cmd's keys (cluster slots, COMMAND GETKEYS):
+ * the table's first/last/step, and the commands whose keys follow a
+ * count (EVAL, FCALL, ZUNIONSTORE, LMPOP...), SORT's STORE, MIGRATE's
+ * KEYS. Up to max go to pos; returns how many there are. */
+int cmd_keys_of(const command *cmd, int argc, char **argv, uint32_t *lens, int *pos, int max);
 
 /* "get", "config|get". */
 const char *cmd_fullname(const command *c);

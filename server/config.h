@@ -72,6 +72,17 @@ typedef struct srv_config {
     int notify_flags; /* NOTIFY_*, derived from notify_keyspace_events */
     long long tracking_table_max_keys;
     long long busy_reply_threshold;
+    bool cluster_enabled;
+    char *cluster_config_file;
+    long long cluster_node_timeout;
+    long long cluster_port;
+    bool cluster_require_full_coverage;
+    bool cluster_allow_reads_when_down;
+    bool cluster_allow_pubsubshard_when_down;
+    char *cluster_announce_ip;
+    long long cluster_announce_port;
+    long long cluster_announce_bus_port;
+    char *cluster_announce_hostname;
     /* derived from client_output_buffer_limit, class normal */
     long long obuf_hard, obuf_soft, obuf_soft_secs;          /* class normal */
     long long obuf_ps_hard, obuf_ps_soft, obuf_ps_soft_secs; /* class pubsub */

@@ -85,6 +85,19 @@ static void reject(conn *c, const command *cmd, const char *code, const char *ms
     reply_in_order(c, before);
 }
 
+void dispatch_redirect(conn *c, const command *cmd, const char *code, const char *msg)
+{
+    if (cmd->fn != cmd_exec) {
+        reject(c, cmd, code, msg, c->out.len);
+        return;
+    }
+    size_t before = c->out.len;
+    STAT_INC(c->lp->st.cmds[cmd_idx(cmd)].rejected);
+    multi_discard(c);
+    conn_errorf(c, "%s %s", code, msg);
+    reply_in_order(c, before);
+}
+
 bool excl_begin(loop *lp)
 {
     batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
@@ -168,6 +181,12 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens)
 {
     c->silent = c->reply_off || c->reply_skip;
     dispatch_one(c, argc, argv, lens);
+    /* ASKING lasts one command (or, before MULTI, the transaction) */
+    if (c->asking_now) {
+        c->asking_now = false;
+    } else if (c->multi == NULL) {
+        c->asking = false;
+    }
     /* CLIENT REPLY SKIP drops the reply of the command after it */
     c->reply_skip = c->reply_skip_next;
     c->reply_skip_next = false;
@@ -221,6 +240,9 @@ static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens)
     if (!c->authed && !(cmd->flags & CMD_NOAUTH)) {
         reject(c, cmd, "NOAUTH", "Authentication required.", before);
         return;
+    }
+    if (srv.cfg.cluster_enabled && !cluster_check(c, cmd, argc, argv, lens)) {
+        return; /* a redirection (MOVED, ASK...) */
     }
     if (script_busy() && !(cmd->flags & CMD_ALLOW_BUSY)) {
         reject(c, cmd, "BUSY", script_busy_msg(), before);

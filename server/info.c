@@ -167,10 +167,10 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
         SECTION("Clients");
         sbuf_printf(
             o,
-            "connected_clients:%ld\r\ncluster_connections:0\r\nmaxclients:%lld\r\n"
+            "connected_clients:%ld\r\ncluster_connections:%ld\r\nmaxclients:%lld\r\n"
             "client_recent_max_input_buffer:%llu\r\nclient_recent_max_output_buffer:%llu\r\n"
             "blocked_clients:%ld\r\ntracking_clients:%ld\r\nclients_in_timeout_table:%ld\r\n",
-            atomic_load(&srv.connected), srv.cfg.maxclients, (unsigned long long)peak_in,
+            atomic_load(&srv.connected), cluster_links(), srv.cfg.maxclients, (unsigned long long)peak_in,
             (unsigned long long)peak_out, clients_blocked(false), tracking_clients(),
             clients_blocked(true));
     }
@@ -281,7 +281,7 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
     }
     if (want("cluster", argc, argv, lens, true)) {
         SECTION("Cluster");
-        sbuf_adds(o, "cluster_enabled:0\r\n");
+        cluster_info(o);
     }
     if (want("keyspace", argc, argv, lens, true)) {
         SECTION("Keyspace");

@@ -234,6 +234,9 @@ static void engine_events(loop *from, cudis_evbuf *ev)
 
 void keyspace_engine_events(loop *from, cudis_evbuf *ev)
 {
+    if (srv.cfg.cluster_enabled) {
+        slotkeys_events(ev);
+    }
     engine_events(from, ev);
     if (tracking_active()) {
         tracking_flush_bcast(from);
@@ -242,6 +245,9 @@ void keyspace_engine_events(loop *from, cudis_evbuf *ev)
 
 void keyspace_batch_done(batcher *b, const cudis_batch *cb)
 {
+    if (srv.cfg.cluster_enabled) {
+        slotkeys_batch(cb); /* GETKEYSINSLOT's index */
+    }
     if (watch_active()) {
         watch_touch_batch(cb);
     }

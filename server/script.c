@@ -40,6 +40,7 @@ static struct {
     int env_ref;      /* registry: the guarded environment scripts run in */
     conn *fake;       /* the client of the script running now */
     bool ro;          /* EVAL_RO / EVALSHA_RO, FCALL_RO, a no-writes function */
+    int slot;         /* cluster mode: the hash slot the script's keys are in (-1: none yet) */
     bool fn;          /* what runs is a function (FCALL): FUNCTION KILL kills it (atomic:
                        * other loops read it) */
     bool loading;     /* a library's body runs (FUNCTION LOAD): at most 500 ms */
@@ -412,6 +413,8 @@ static int redis_call_generic(lua_State *L, bool raise)
         err = "ERR This Redis command is not allowed from script";
     } else if (S.ro && (cmd->flags & CMD_WRITE)) {
         err = "ERR Write commands are not allowed from read-only scripts.";
+    } else if (srv.cfg.cluster_enabled) {
+        err = cluster_script_check(cmd, argc, argv, lens, &S.slot);
     }
     if (err != NULL) {
         free(argv);
@@ -824,6 +827,7 @@ void script_run(conn *c, lua_State *L, const script_call *call, int argc, char *
     S.name = call->name;
     __atomic_store_n(&S.fn, call->fn, __ATOMIC_RELAXED); /* other loops read it */
     S.ro = call->ro;
+    S.slot = -1;
     S.t0_ns = cudis_mono_ns();
     atomic_store(&kill_req, false);
     atomic_store(&wrote, false);

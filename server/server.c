@@ -295,6 +295,10 @@ int server_start(void)
     if (listeners_open() != 0) {
         return 1;
     }
+    if (srv.cfg.cluster_enabled && cluster_setup() != 0) {
+        listeners_close();
+        return 1;
+    }
     pidfile_write();
     log_msg(LL_NOTICE, "Ready to accept connections tcp port=%lld io-threads=%d", srv.cfg.port,
             srv.nloops);
@@ -305,6 +309,9 @@ int server_start(void)
     loop_final(&srv.loops[0]);
     for (int i = 1; i < srv.nloops; i++) {
         pthread_join(srv.loops[i].tid, NULL);
+    }
+    if (srv.cfg.cluster_enabled) {
+        cluster_shutdown();
     }
     if (srv.cfg.unixsocket && srv.cfg.unixsocket[0]) {
         unlink(srv.cfg.unixsocket);

@@ -25,6 +25,7 @@
 
 #include "batch.h"
 #include "bighash.h"
+#include "cluster.h"
 #include "commands.h"
 #include "config.h"
 #include "cudis_op.h"
@@ -130,6 +131,9 @@ struct conn {
     bool reply_off, reply_skip, reply_skip_next, silent;
     bool no_evict, no_touch; /* CLIENT NO-EVICT, CLIENT NO-TOUCH */
     bool in_exec;            /* EXEC runs its commands */
+    bool asking;             /* ASKING: the next command (or transaction) may use an importing slot */
+    bool asking_now;         /* the command dispatched now is ASKING */
+    bool readonly;           /* READONLY (cluster mode) */
     int64_t block_until;     /* CONN_BLOCKED: when it times out (INT64_MAX: never) */
     blk_state *blk;          /* CONN_BLOCKED on keys (BLPOP...); NULL: WAIT */
 };
@@ -387,6 +391,10 @@ void cmd_dispatch(conn *c, int argc, char **argv, uint32_t *lens);
 /* Whether the command must wait for the CLIENT PAUSE in force (mode as
  * clients_paused). */
 bool dispatch_postponed(conn *c, int mode, int argc, char **argv, uint32_t *lens);
+/* Refuse cmd with a cluster redirection "code msg" (counted; a
+ * transaction being queued aborts at EXEC; an EXEC refused is discarded
+ * and answered the redirection itself, as Redis's). */
+void dispatch_redirect(conn *c, const command *cmd, const char *code, const char *msg);
 /* Run a looked-up, checked command (dispatch, and EXEC for each queued one). */
 void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
 /* Run alone (EXEC, EVAL): this loop's batches answered; with several
@@ -487,6 +495,8 @@ typedef struct rdb_reader {
 } rdb_reader;
 void rdb_put_string(sbuf *o, const void *s, size_t n);
 void rdb_put_footer(sbuf *o);
+/* DUMP's payload of a value a GET of type ANY returned (v: its bytes). */
+void dump_payload(sbuf *d, const cudis_result *r, const uint8_t *v);
 /* Whether p[0..n) ends in a footer of a version cudis reads, its CRC right. */
 bool rdb_footer_ok(const uint8_t *p, size_t n);
 /* A string (raw, integer or LZF encoded), malloc'd; NULL when malformed. */
