@@ -1364,14 +1364,14 @@ H(cmd_cluster_meet)
     }
     long long port, cport;
     if (!util_str2ll(argv[3], lens[3], &port) || port <= 0 || port > 65535) {
-        conn_errorf(c, "ERR Invalid base port specified: %.*s", (int)(lens[3] < 64 ? lens[3] : 64),
+        conn_errorf(c, "ERR Invalid TCP base port specified: %.*s", (int)(lens[3] < 64 ? lens[3] : 64),
                     argv[3]);
         return;
     }
     cport = port + 10000;
     if (argc == 5 &&
         (!util_str2ll(argv[4], lens[4], &cport) || cport <= 0 || cport > 65535)) {
-        conn_errorf(c, "ERR Invalid bus port specified: %.*s", (int)(lens[4] < 64 ? lens[4] : 64),
+        conn_errorf(c, "ERR Invalid TCP bus port specified: %.*s", (int)(lens[4] < 64 ? lens[4] : 64),
                     argv[4]);
         return;
     }
