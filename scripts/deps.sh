@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config libevent-dev libhiredis-dev libcriterion-dev
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev prometheus-redis-exporter
-      redis-server redis-tools memcached python3-redis gnuplot-nox procps
+      redis-server redis-tools memcached python3-redis gnuplot-nox procps nutcracker
       clang libclang-rt-14-dev llvm) # libFuzzer (its runtime) and llvm-symbolizer: scripts/fuzz.sh
 missing=()
 for p in "${PKGS[@]}"; do
@@ -19,5 +19,5 @@ fi
 # Debian starts redis-server and memcached as services on install; the tests
 # and benchmarks start their own on free ports, so stop those if running.
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-  systemctl stop redis-server memcached prometheus-redis-exporter >/dev/null 2>&1 || true
+  systemctl stop redis-server memcached prometheus-redis-exporter nutcracker >/dev/null 2>&1 || true
 fi
