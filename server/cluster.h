@@ -82,6 +82,8 @@ typedef struct cl_state {
     } * forgotten;
     int nforgotten;
     uint64_t sent[11], received[11]; /* bus messages by type (CLUSTER INFO) */
+    uint8_t lost[CLUSTER_SLOTS / 8]; /* slots taken from us whose keys are to go */
+    bool any_lost;
 } cl_state;
 
 extern cl_state cl;
@@ -131,6 +133,12 @@ void slotkeys_clear(void); /* FLUSHALL / FLUSHDB */
 /* Up to max existing keys of a slot (max < 0: all), checked with the
  * engine the caller holds; RESP bulks to out (NULL: count only). */
 long long slotkeys_get(conn *c, int slot, long long max, sbuf *out);
+/* Delete every key of a slot this node no longer serves (Redis's dirty
+ * slots), on loop lp with the engine held there; whether the index names
+ * any key of the slot (existing or not). */
+typedef struct loop loop;
+void slotkeys_drop_slot(loop *lp, int slot);
+bool slotkeys_any(int slot);
 
 /* cluster_bus.c: links, messages, the cron (failure detection). */
 int cl_bus_listen(void);

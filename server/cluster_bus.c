@@ -415,6 +415,10 @@ static void update_slots(cl_node *sender, uint64_t epoch, const uint8_t *slots)
                 log_msg(LL_NOTICE, "Slot %d is now served by %.40s (config epoch %" PRIu64 ")", s,
                         sender->name, epoch);
                 cl.migrating[s] = NULL;
+                if (slotkeys_any(s)) { /* its keys here go (the cron): Redis's dirty slots */
+                    cl.lost[s >> 3] |= (uint8_t)(1u << (s & 7));
+                    cl.any_lost = true;
+                }
             }
             cl_slot_set(s, sender);
         }
@@ -912,7 +916,20 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
     if (cl.dirty) {
         cl_save();
     }
+    uint8_t lost[CLUSTER_SLOTS / 8];
+    bool any_lost = cl.any_lost;
+    if (any_lost) {
+        memcpy(lost, cl.lost, sizeof(lost));
+        memset(cl.lost, 0, sizeof(cl.lost));
+        cl.any_lost = false;
+    }
     cl_unlock();
+    for (int s = 0; any_lost && s < CLUSTER_SLOTS; s++) {
+        if ((lost[s >> 3] >> (s & 7)) & 1) {
+            log_msg(LL_NOTICE, "Deleting the keys of slot %d, now served by another node", s);
+            slotkeys_drop_slot(&srv.loops[0], s);
+        }
+    }
     struct timeval tv = {0, 100000};
     evtimer_add(cron_ev, &tv);
 }

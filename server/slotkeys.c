@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cudis_time.h"
 #include "server_internal.h"
 
 typedef struct sk_entry {
@@ -199,7 +200,8 @@ void slotkeys_clear(void)
 long long slotkeys_get(conn *c, int slot, long long max, sbuf *out)
 {
     long long found = 0;
-    batcher *b = &c->lp->b;
+    loop *lp = c->lp;
+    batcher *b = &lp->b;
     uint8_t saved_db = b->db;
     b->db = db_phys(0);
     sk_entry *from = NULL; /* where the next round starts */
@@ -236,7 +238,7 @@ long long slotkeys_get(conn *c, int slot, long long max, sbuf *out)
             off += lens[k];
         }
         if (n > 0) {
-            run_alone(c);
+            batch_exec(b, srv.eng, cudis_now_ms());
         }
         off = 0;
         pthread_mutex_lock(&sk_mu);
@@ -266,4 +268,54 @@ long long slotkeys_get(conn *c, int slot, long long max, sbuf *out)
     }
     b->db = saved_db;
     return found;
+}
+
+void slotkeys_drop_slot(loop *lp, int slot)
+{
+    bool locked = excl_begin(lp);
+    batcher *b = &lp->b;
+    uint8_t saved_db = b->db;
+    b->db = db_phys(0);
+    for (;;) {
+        sbuf names = {0};
+        uint32_t lens[1024];
+        int n = 0;
+        pthread_mutex_lock(&sk_mu);
+        for (sk_entry *e = slot_head[slot]; e != NULL && n < 1024; e = e->snext) {
+            lens[n++] = e->len;
+            sbuf_add(&names, e->key, e->len);
+        }
+        pthread_mutex_unlock(&sk_mu);
+        size_t off = 0;
+        for (int k = 0; k < n; k++) {
+            batch_add_op(b, CUDIS_OP_DEL, 0, names.p + off, lens[k], NULL, 0, 0, 0, true);
+            off += lens[k];
+        }
+        if (n > 0) {
+            batch_exec(b, srv.eng, cudis_now_ms()); /* DELs found: out of the index */
+            batch_reset(b);
+        }
+        /* names the DELs did not find (gone already) leave the index too */
+        pthread_mutex_lock(&sk_mu);
+        off = 0;
+        for (int k = 0; k < n; k++) {
+            del_locked(names.p + off, lens[k]);
+            off += lens[k];
+        }
+        pthread_mutex_unlock(&sk_mu);
+        sbuf_free(&names);
+        if (n < 1024) {
+            break;
+        }
+    }
+    b->db = saved_db;
+    excl_end(lp, locked);
+}
+
+bool slotkeys_any(int slot)
+{
+    pthread_mutex_lock(&sk_mu);
+    bool any = slot_head[slot] != NULL;
+    pthread_mutex_unlock(&sk_mu);
+    return any;
 }

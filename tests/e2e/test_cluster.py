@@ -960,6 +960,33 @@ class AskRedirection(ClusterCase):
         self.wait_joined([a, b, c])
 
 
+    def test_keys_of_a_slot_taken_away_are_deleted(self):
+        """A node that learns (from the bus) that another node serves one of
+        its slots with a newer config epoch drops its keys in that slot,
+        as Redis's dirty slots: no stale value can come back later."""
+        a, b, c = self.form(3)
+        tag = key_where(lambda sl: sl in a.slots, prefix="lost")
+        s = key_slot(tag)
+        keys = ["{%s}%d" % (tag, i) for i in range(5)]
+        for k in keys:
+            self.assertEqual(a.call("SET", k, "old"), "OK")
+        other = key_where(lambda sl: sl in a.slots and sl != s, prefix="stay")
+        self.assertEqual(a.call("SET", other, "kept"), "OK")
+        # B takes the slot by hand with a config epoch above everyone's
+        self.assertEqual(b.call("CLUSTER", "BUMPEPOCH")[:6], "BUMPED")
+        self.assertEqual(b.call("CLUSTER", "SETSLOT", s, "NODE", b.id), "OK")
+        self.wait_for("A sees B serving slot %d" % s,
+                      lambda: a.call("GET", keys[0]) == Err("MOVED %d 127.0.0.1:%d" % (s, b.port)))
+        self.wait_for("A dropped its keys of slot %d" % s,
+                      lambda: a.call("CLUSTER", "COUNTKEYSINSLOT", s) == 0)
+        self.assertEqual(a.call("DBSIZE"), 1)
+        self.assertEqual(a.call("GET", other), b"kept")
+        # given back, the slot does not bring the old values with it
+        self.assertEqual(a.call("CLUSTER", "BUMPEPOCH")[:6], "BUMPED")
+        self.assertEqual(a.call("CLUSTER", "SETSLOT", s, "NODE", a.id), "OK")
+        self.assertEqual(a.call("GET", keys[0]), None)
+
+
 # ---- failure -----------------------------------------------------------------
 
 class Failure(ClusterCase):
