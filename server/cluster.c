@@ -37,15 +37,27 @@ void cl_unlock(void)
  * Hash slots
  * ---------------------------------------------------------------------- */
 
-/* CRC16-CCITT (XMODEM), the variant Redis Cluster uses. */
-static uint16_t crc16(const char *buf, size_t len)
+/* CRC16-CCITT (XMODEM), the variant Redis Cluster uses, a byte a step. */
+static uint16_t crc16_tab[256];
+static pthread_once_t crc16_once = PTHREAD_ONCE_INIT;
+
+static void crc16_init(void)
 {
-    uint16_t crc = 0;
-    for (size_t i = 0; i < len; i++) {
-        crc ^= (uint16_t)((uint8_t)buf[i] << 8);
+    for (int i = 0; i < 256; i++) {
+        uint16_t crc = (uint16_t)(i << 8);
         for (int b = 0; b < 8; b++) {
             crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
         }
+        crc16_tab[i] = crc;
+    }
+}
+
+static uint16_t crc16(const char *buf, size_t len)
+{
+    pthread_once(&crc16_once, crc16_init);
+    uint16_t crc = 0;
+    for (size_t i = 0; i < len; i++) {
+        crc = (uint16_t)((crc << 8) ^ crc16_tab[((crc >> 8) ^ (uint8_t)buf[i]) & 0xff]);
     }
     return crc;
 }
@@ -151,6 +163,37 @@ void cl_node_rename(cl_node *n, const char *name)
     cl.dirty = true;
 }
 
+/* The byte dispatch reads for a slot (cluster.h: CLM_*). */
+static void mode_refresh(int s)
+{
+    uint8_t m = 0;
+    if (cl.slots[s] != NULL) {
+        m |= CLM_ASSIGNED;
+        if (cl.slots[s] == cl.myself) {
+            m |= CLM_MINE;
+        }
+    }
+    if (cl.migrating[s] != NULL) {
+        m |= CLM_MIGRATING;
+    }
+    if (cl.importing[s] != NULL) {
+        m |= CLM_IMPORTING;
+    }
+    __atomic_store_n(&cl.mode[s], m, __ATOMIC_RELEASE);
+}
+
+void cl_set_migrating(int s, cl_node *n)
+{
+    cl.migrating[s] = n;
+    mode_refresh(s);
+}
+
+void cl_set_importing(int s, cl_node *n)
+{
+    cl.importing[s] = n;
+    mode_refresh(s);
+}
+
 bool cl_slot_has(const cl_node *n, int slot)
 {
     return (n->slots[slot >> 3] >> (slot & 7)) & 1;
@@ -171,6 +214,7 @@ void cl_slot_set(int slot, cl_node *n)
         n->nslots++;
     }
     __atomic_store_n(&cl.slots[slot], n, __ATOMIC_RELEASE);
+    mode_refresh(slot);
     cl.dirty = true;
 }
 
@@ -181,10 +225,10 @@ void cl_node_del(cl_node *n)
             cl_slot_set(s, NULL);
         }
         if (cl.migrating[s] == n) {
-            cl.migrating[s] = NULL;
+            cl_set_migrating(s, NULL);
         }
         if (cl.importing[s] == n) {
-            cl.importing[s] = NULL;
+            cl_set_importing(s, NULL);
         }
     }
     for (int i = 0; i < cl.nnodes; i++) {
@@ -417,9 +461,9 @@ static bool load_slots(cl_node *n, char **tok, int ntok, char *err, size_t errle
                 cl_node_add(o);
             }
             if (strcmp(dir, "->-") == 0) {
-                cl.migrating[s] = o;
+                cl_set_migrating(s, o);
             } else {
-                cl.importing[s] = o;
+                cl_set_importing(s, o);
             }
             continue;
         }
@@ -607,6 +651,7 @@ typedef struct query {
     int slot;          /* -1: no key yet */
     bool multiple;     /* keys other than the first */
     bool migrating, importing;
+    bool mine; /* the slot is this node's */
     int missing, existing;
     const char *first;
     uint32_t first_len;
@@ -633,14 +678,15 @@ static int query_keys(conn *c, query *q, const command *cmd, int argc, char **ar
             q->slot = slot;
             q->first = key;
             q->first_len = len;
-            cl_node *owner = __atomic_load_n(&cl.slots[slot], __ATOMIC_ACQUIRE);
-            if (owner == NULL) {
+            uint8_t m = __atomic_load_n(&cl.mode[slot], __ATOMIC_ACQUIRE);
+            if (!(m & CLM_ASSIGNED)) {
                 rc = RD_UNBOUND;
                 break;
             }
-            if (owner == cl.myself && cl.migrating[slot] != NULL) {
+            q->mine = (m & CLM_MINE) != 0;
+            if (q->mine && (m & CLM_MIGRATING)) {
                 q->migrating = true;
-            } else if (cl.importing[slot] != NULL) {
+            } else if (m & CLM_IMPORTING) {
                 q->importing = true;
             }
         } else if (slot != q->slot) {
@@ -714,6 +760,9 @@ bool cluster_check(conn *c, const command *cmd, int argc, char **argv, uint32_t 
             } else if (any_write) {
                 rc = RD_DOWN_RO;
             }
+        }
+        if (rc == RD_NONE && q.mine && !q.migrating && !q.importing) {
+            return true; /* the common case: a slot of ours, stable */
         }
         if (rc == RD_NONE) {
             cl_lock();
@@ -1196,7 +1245,7 @@ static void add_del_slots(conn *c, int argc, char **argv, uint32_t *lens, bool r
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
         if (want[s]) {
             if (add && cl.importing[s] != NULL) {
-                cl.importing[s] = NULL; /* Redis: an added slot is not importing any more */
+                cl_set_importing(s, NULL); /* Redis: an added slot is not importing any more */
             }
             cl_slot_set(s, add ? cl.myself : NULL);
         }
@@ -1292,7 +1341,7 @@ H(cmd_cluster_setslot)
             snprintf(err, sizeof(err), "ERR I don't know about node %.*s",
                      (int)(lens[4] < 64 ? lens[4] : 64), argv[4]);
         } else {
-            cl.migrating[slot] = n;
+            cl_set_migrating(slot, n);
         }
     } else if (util_eq(act, alen, "importing") && argc == 5) {
         if (cl.slots[slot] == cl.myself) {
@@ -1301,11 +1350,11 @@ H(cmd_cluster_setslot)
             snprintf(err, sizeof(err), "ERR I don't know about node %.*s",
                      (int)(lens[4] < 64 ? lens[4] : 64), argv[4]);
         } else {
-            cl.importing[slot] = n;
+            cl_set_importing(slot, n);
         }
     } else if (util_eq(act, alen, "stable") && argc == 4) {
-        cl.importing[slot] = NULL;
-        cl.migrating[slot] = NULL;
+        cl_set_importing(slot, NULL);
+        cl_set_migrating(slot, NULL);
     } else if (util_eq(act, alen, "node") && argc == 5) {
         if (n == NULL) {
             snprintf(err, sizeof(err), "ERR Unknown node %.*s",
@@ -1319,7 +1368,7 @@ H(cmd_cluster_setslot)
                      slot);
         } else {
             if (cl.migrating[slot] != NULL && n != cl.myself && slotkeys_get(c, slot, 1, NULL) == 0) {
-                cl.migrating[slot] = NULL;
+                cl_set_migrating(slot, NULL);
             }
             if (n == cl.myself && cl.importing[slot] != NULL) {
                 /* the import is done: claim the slot with an epoch of our own,
@@ -1327,7 +1376,7 @@ H(cmd_cluster_setslot)
                 if (bump_epoch()) {
                     log_msg(LL_NOTICE, "configEpoch updated after importing slot %d", slot);
                 }
-                cl.importing[slot] = NULL;
+                cl_set_importing(slot, NULL);
                 broadcast = true;
             }
             cl_slot_set(slot, n);
@@ -1445,7 +1494,8 @@ H(cmd_cluster_reset)
     }
     cl_lock();
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
-        cl.migrating[s] = cl.importing[s] = NULL;
+        cl_set_migrating(s, NULL);
+        cl_set_importing(s, NULL);
         cl_slot_set(s, NULL);
     }
     for (int i = cl.nnodes - 1; i >= 0; i--) {

@@ -39,6 +39,12 @@
 
 typedef struct cl_link cl_link;
 
+/* A slot as dispatch sees it (cl_state.mode, kept by the setters). */
+#define CLM_ASSIGNED 0x01
+#define CLM_MINE 0x02
+#define CLM_MIGRATING 0x04
+#define CLM_IMPORTING 0x08
+
 typedef struct cl_report {
     struct cl_node *from; /* a master that sees the node failing */
     int64_t when;
@@ -69,6 +75,7 @@ typedef struct cl_state {
     cl_node *slots[CLUSTER_SLOTS];
     cl_node *migrating[CLUSTER_SLOTS]; /* slots of ours moving to a node */
     cl_node *importing[CLUSTER_SLOTS]; /* slots coming from a node */
+    uint8_t mode[CLUSTER_SLOTS];       /* CLM_* of each slot: what dispatch reads, lock-free */
     uint64_t current_epoch;
     uint64_t last_vote_epoch;
     bool ok;      /* cluster_state */
@@ -115,6 +122,8 @@ void cl_node_rename(cl_node *n, const char *name);
 bool cl_forgotten(const char *name);
 void cl_forget_add(const char *name, int64_t ttl_ms);
 void cl_slot_set(int slot, cl_node *n); /* NULL: unassigned */
+void cl_set_migrating(int slot, cl_node *to);
+void cl_set_importing(int slot, cl_node *from);
 bool cl_slot_has(const cl_node *n, int slot);
 void cl_update_state(int64_t now);
 int cl_save(void); /* nodes.conf, atomically: 0, or -1 logged */

@@ -414,7 +414,7 @@ static void update_slots(cl_node *sender, uint64_t epoch, const uint8_t *slots)
             if (cl.slots[s] == cl.myself) {
                 log_msg(LL_NOTICE, "Slot %d is now served by %.40s (config epoch %" PRIu64 ")", s,
                         sender->name, epoch);
-                cl.migrating[s] = NULL;
+                cl_set_migrating(s, NULL);
                 if (slotkeys_any(s)) { /* its keys here go (the cron): Redis's dirty slots */
                     cl.lost[s >> 3] |= (uint8_t)(1u << (s & 7));
                     cl.any_lost = true;

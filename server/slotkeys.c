@@ -5,8 +5,9 @@
  * is ordered by hash, not by slot, and a walk of it costs its whole index.
  *
  * The index is a superset of the keys: every key an applied write op
- * touched in database 0 is added (keyspace_batch_done); keys the engine
- * reports evicted or expired, and DELs that found their key, are removed.
+ * created in database 0 is added (keyspace_batch_done; a key live before
+ * the op is in already); keys the engine reports evicted or expired, and
+ * DELs that found their key, are removed.
  * Paths that remove a key otherwise (a collection emptied, an EXPIRE in
  * the past) may leave a name behind: readers check each candidate against
  * the engine and drop the ones gone, so replies are exact and the stale
@@ -140,19 +141,9 @@ void slotkeys_batch(const cudis_batch *cb)
 {
     uint8_t db0 = db_phys(0);
     pthread_mutex_lock(&sk_mu);
-    for (uint32_t i = 0; i < cb->n_ops; i++) {
-        const cudis_op *op = &cb->ops[i];
-        const cudis_result *r = &cb->res[i];
-        if (op->db != db0 || r->status != CUDIS_OK) {
-            continue;
-        }
-        const char *key = (const char *)cb->in + op->key_off;
-        if (op->code == CUDIS_OP_DEL && (r->flags & CUDIS_R_FOUND)) {
-            del_locked(key, op->key_len);
-        } else if ((r->flags & CUDIS_R_DONE) && op_writes(op)) {
-            add_locked(key, op->key_len);
-        }
-    }
+    /* what the engine removed first: a key expired and written anew by an
+     * op of the same batch must stay (a name left over is harmless, a key
+     * missing from the index is not) */
     if (cb->ev != NULL) {
         uint32_t n = cb->ev->len < cb->ev->cap ? cb->ev->len : cb->ev->cap;
         for (uint32_t i = 0; i < n; i++) {
@@ -160,6 +151,21 @@ void slotkeys_batch(const cudis_batch *cb)
             if (e->kind != 0 && e->db == db0) {
                 del_locked((const char *)cb->ev->keys + e->key_off, e->key_len);
             }
+        }
+    }
+    for (uint32_t i = 0; i < cb->n_ops; i++) {
+        const cudis_op *op = &cb->ops[i];
+        const cudis_result *r = &cb->res[i];
+        if (op->db != db0 || r->status != CUDIS_OK) {
+            continue;
+        }
+        const char *key = (const char *)cb->in + op->key_off;
+        if (op->code == CUDIS_OP_DEL) {
+            if (r->flags & CUDIS_R_FOUND) {
+                del_locked(key, op->key_len);
+            }
+        } else if ((r->flags & (CUDIS_R_DONE | CUDIS_R_FOUND)) == CUDIS_R_DONE && op_writes(op)) {
+            add_locked(key, op->key_len); /* a key the op created (a live one is in already) */
         }
     }
     pthread_mutex_unlock(&sk_mu);
