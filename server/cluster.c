@@ -295,17 +295,12 @@ void cl_update_state(int64_t now)
         return;
     }
     bool ok = true;
-    if (srv.cfg.cluster_require_full_coverage) {
-        for (int s = 0; s < CLUSTER_SLOTS; s++) {
-            if (cl.slots[s] == NULL || (cl.slots[s]->flags & CLN_FAIL)) {
-                ok = false;
-                break;
-            }
-        }
-    }
-    int size = 0, reachable = 0;
+    int size = 0, reachable = 0, served = 0; /* each slot has one owner: counts add up */
     for (int i = 0; i < cl.nnodes; i++) {
         cl_node *n = cl.nodes[i];
+        if (!(n->flags & CLN_FAIL)) {
+            served += n->nslots;
+        }
         if ((n->flags & CLN_MASTER) && n->nslots > 0) {
             size++;
             if (!(n->flags & (CLN_FAIL | CLN_PFAIL))) {
@@ -314,6 +309,9 @@ void cl_update_state(int64_t now)
         }
     }
     cl.size = size;
+    if (srv.cfg.cluster_require_full_coverage && served < CLUSTER_SLOTS) {
+        ok = false; /* a slot unassigned, or its owner failed */
+    }
     if (reachable < size / 2 + 1) {
         ok = false; /* in a minority partition */
     }
@@ -351,13 +349,27 @@ static void flags_text(sbuf *o, uint16_t f)
 
 static void slot_ranges(sbuf *o, const cl_node *n)
 {
+    if (n->nslots == 0) {
+        return;
+    }
     for (int s = 0; s < CLUSTER_SLOTS; s++) {
+        if ((s & 7) == 0 && n->slots[s >> 3] == 0) {
+            s += 7; /* a byte of slots not its */
+            continue;
+        }
         if (!cl_slot_has(n, s)) {
             continue;
         }
         int e = s;
+        while (e + 1 < CLUSTER_SLOTS && ((e + 1) & 7) == 0 && e + 8 < CLUSTER_SLOTS &&
+               n->slots[(e + 1) >> 3] == 0xff) {
+            e += 8; /* a byte of slots all its */
+        }
         while (e + 1 < CLUSTER_SLOTS && cl_slot_has(n, e + 1)) {
             e++;
+            while (((e + 1) & 7) == 0 && e + 8 < CLUSTER_SLOTS && n->slots[(e + 1) >> 3] == 0xff) {
+                e += 8;
+            }
         }
         if (e == s) {
             sbuf_printf(o, " %d", s);
@@ -384,6 +396,9 @@ static void node_line(sbuf *o, const cl_node *n, bool for_file)
     slot_ranges(o, n);
     if (n->flags & CLN_MYSELF) {
         for (int s = 0; s < CLUSTER_SLOTS; s++) {
+            if (!(cl.mode[s] & (CLM_MIGRATING | CLM_IMPORTING))) {
+                continue;
+            }
             if (cl.migrating[s] != NULL) {
                 sbuf_printf(o, " [%d->-%.40s]", s, cl.migrating[s]->name);
             } else if (cl.importing[s] != NULL) {
@@ -403,7 +418,14 @@ static void nodes_text(sbuf *o, bool for_file)
     }
 }
 
-int cl_save(void)
+/* The epochs the last fsync'ed nodes.conf holds: a node must never reuse
+ * an epoch after a crash, so a change of them is synced; other changes
+ * (slots, nodes, flags) are written and renamed over the old file without
+ * waiting for the disk, as Redis writes them unsynced (a crash may lose
+ * the last of them; the cluster tells the node again). */
+static uint64_t synced_current = UINT64_MAX, synced_config = UINT64_MAX;
+
+int cl_save(bool fsync_always)
 {
     const char *path = srv.cfg.cluster_config_file;
     sbuf o = {0};
@@ -423,7 +445,13 @@ int cl_save(void)
             }
             off += (size_t)w;
         }
-        if (off == o.len && fsync(fd) == 0 && close(fd) == 0) {
+        bool sync = fsync_always || cl.current_epoch != synced_current ||
+                    cl.myself->config_epoch != synced_config;
+        if (off == o.len && (!sync || fsync(fd) == 0) && close(fd) == 0) {
+            if (sync) {
+                synced_current = cl.current_epoch;
+                synced_config = cl.myself->config_epoch;
+            }
             fd = -1;
             rc = rename(tmp, path);
         }
@@ -613,7 +641,7 @@ int cluster_setup(void)
     }
     snprintf(me->hostname, sizeof(me->hostname), "%s",
              srv.cfg.cluster_announce_hostname ? srv.cfg.cluster_announce_hostname : "");
-    if (cl_save() != 0) {
+    if (cl_save(false) != 0) {
         return -1;
     }
     if (cl_bus_listen() != 0) {
@@ -627,7 +655,7 @@ void cluster_shutdown(void)
 {
     cl_lock();
     if (cl.myself != NULL) {
-        cl_save();
+        cl_save(false);
     }
     cl_bus_close();
     for (int i = 0; i < cl.nnodes; i++) {
@@ -1251,7 +1279,7 @@ static void add_del_slots(conn *c, int argc, char **argv, uint32_t *lens, bool r
         }
     }
     cl_update_state(cudis_now_ms());
-    cl_save();
+    cl_save(false);
     cl_unlock();
     free(want);
     reply_ok(c);
@@ -1294,7 +1322,7 @@ H(cmd_cluster_flushslots)
         }
     }
     cl_update_state(cudis_now_ms());
-    cl_save();
+    cl_save(false);
     cl_unlock();
     reply_ok(c);
 }
@@ -1388,7 +1416,7 @@ H(cmd_cluster_setslot)
     if (err[0] == '\0') {
         cl.dirty = true;
         cl_update_state(cudis_now_ms());
-        cl_save();
+        cl_save(false);
         if (broadcast) {
             cl_bus_broadcast_pong();
         }
@@ -1461,7 +1489,7 @@ H(cmd_cluster_forget)
         cl_forget_add(n->name, FORGET_TTL_MS);
         cl_node_del(n);
         cl_update_state(cudis_now_ms());
-        cl_save();
+        cl_save(false);
     }
     cl_unlock();
     if (err != NULL) {
@@ -1511,7 +1539,7 @@ H(cmd_cluster_reset)
         log_msg(LL_NOTICE, "Node hard reset, now I'm %.40s", cl.myself->name);
     }
     cl_update_state(cudis_now_ms());
-    cl_save();
+    cl_save(false);
     cl_unlock();
     reply_ok(c);
 }
@@ -1523,7 +1551,7 @@ H(cmd_cluster_saveconfig)
         return;
     }
     cl_lock();
-    int rc = cl_save();
+    int rc = cl_save(true);
     int e = errno;
     cl_unlock();
     if (rc != 0) {
@@ -1560,7 +1588,7 @@ H(cmd_cluster_set_config_epoch)
         if (cl.current_epoch < (uint64_t)epoch) {
             cl.current_epoch = (uint64_t)epoch;
         }
-        cl_save();
+        cl_save(false);
     }
     cl_unlock();
     if (err != NULL) {
@@ -1580,7 +1608,7 @@ H(cmd_cluster_bumpepoch)
     bool bumped = bump_epoch();
     uint64_t e = cl.myself->config_epoch;
     if (bumped) {
-        cl_save();
+        cl_save(false);
     }
     cl_unlock();
     char msg[64];

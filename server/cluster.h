@@ -126,7 +126,9 @@ void cl_set_migrating(int slot, cl_node *to);
 void cl_set_importing(int slot, cl_node *from);
 bool cl_slot_has(const cl_node *n, int slot);
 void cl_update_state(int64_t now);
-int cl_save(void); /* nodes.conf, atomically: 0, or -1 logged */
+/* nodes.conf, atomically: 0, or -1 logged; synced when an epoch changed
+ * (or fsync_always: SAVECONFIG). */
+int cl_save(bool fsync_always);
 void cl_random_name(char *out);
 bool cl_valid_name(const char *s, size_t len);
 /* CLUSTER MEET: a node to greet at ip:port (bus cport); false when the

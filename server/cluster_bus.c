@@ -730,7 +730,7 @@ static void read_cb(struct bufferevent *bev, void *arg)
         cl_bus_link_free(l);
     }
     if (cl.dirty) {
-        cl_save();
+        cl_save(false);
     }
     cl_unlock();
 }
@@ -914,7 +914,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
     }
     cl_update_state(now);
     if (cl.dirty) {
-        cl_save();
+        cl_save(false);
     }
     uint8_t lost[CLUSTER_SLOTS / 8];
     bool any_lost = cl.any_lost;

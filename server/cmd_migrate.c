@@ -4,8 +4,9 @@
  * to another server as RESTORE (RESTORE-ASKING in cluster mode, so the
  * importing node takes them before it owns the slot), pipelined, then
  * deleted here unless COPY. Runs alone (CMD_EXCL) and blocks its loop for
- * at most `timeout` ms per step, as Redis's does; the connection is not
- * cached (Redis keeps one for 10 s).
+ * at most `timeout` ms per step, as Redis's does. Connections are kept
+ * for the next MIGRATE to the same address, up to 10 s idle (Redis's
+ * migrate cache: resharding sends one MIGRATE per few keys).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -56,6 +57,68 @@ static int dial(const char *host, const char *port, long long timeout_ms)
         setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
     }
     return fd;
+}
+
+/* The connection cache. MIGRATE runs with the engine held exclusively
+ * (CMD_EXCL), so one runs at a time. */
+#define MIGRATE_CACHE 16
+#define MIGRATE_IDLE_MS 10000
+static struct {
+    char addr[280]; /* "host:port" */
+    int fd;
+    int64_t last;
+} mcache[MIGRATE_CACHE];
+static int mcache_n;
+
+static void cache_drop(int i)
+{
+    close(mcache[i].fd);
+    mcache[i] = mcache[--mcache_n];
+}
+
+/* A connection to host:port: cached (*cached set) or new (then cached). */
+static int cache_get(const char *host, const char *port, long long timeout_ms, bool *cached)
+{
+    int64_t now = cudis_now_ms();
+    char addr[280];
+    snprintf(addr, sizeof(addr), "%s:%s", host, port);
+    for (int i = 0; i < mcache_n; i++) {
+        if (now - mcache[i].last > MIGRATE_IDLE_MS) {
+            cache_drop(i--);
+        }
+    }
+    for (int i = 0; i < mcache_n; i++) {
+        if (strcmp(mcache[i].addr, addr) == 0) {
+            mcache[i].last = now;
+            *cached = true;
+            return mcache[i].fd;
+        }
+    }
+    *cached = false;
+    int fd = dial(host, port, timeout_ms);
+    if (fd < 0) {
+        return -1;
+    }
+    if (mcache_n == MIGRATE_CACHE) {
+        cache_drop(0);
+    }
+    snprintf(mcache[mcache_n].addr, sizeof(mcache[mcache_n].addr), "%s", addr);
+    mcache[mcache_n].fd = fd;
+    mcache[mcache_n].last = now;
+    mcache_n++;
+    return fd;
+}
+
+/* A cached connection that failed goes. */
+static void cache_forget(int fd)
+{
+    for (int i = 0; i < mcache_n; i++) {
+        if (mcache[i].fd == fd) {
+            cache_drop(i);
+            return;
+        }
+    }
+    close(fd);
 }
 
 static bool send_all(int fd, const char *p, size_t n)
@@ -214,53 +277,71 @@ void cmd_migrate(conn *c, int argc, char **argv, uint32_t *lens)
         resp_status(&c->out, "NOKEY");
         return;
     }
-    int fd = dial(host, port, timeout);
-    if (fd < 0) {
-        free(moved);
-        sbuf_free(&out);
-        conn_error(c, "IOERR error or timeout connecting to the client");
-        return;
-    }
+    /* send, then read the replies; a cached connection the target closed
+     * meanwhile is retried once on a new one, when nothing was answered
+     * (Redis's may_retry) */
+    bool *acked = xcalloc((size_t)nkeys, sizeof(bool));
     char err[512] = "";
-    if (!send_all(fd, out.p, out.len)) {
-        snprintf(err, sizeof(err), "IOERR error or timeout writing to target instance");
-    }
-    char rbuf[4096], line[400];
-    size_t rlen = 0;
-    int replies = (pass != NULL) + 1 + sent;
-    bool io = err[0] != '\0';
-    for (int i = 0, k = -1; i < replies && !io; i++) {
-        if (!read_line(fd, rbuf, &rlen, line, sizeof(line))) {
-            snprintf(err, sizeof(err), "IOERR error or timeout reading to target instance");
+    bool io = false;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        bool cached;
+        int fd = cache_get(host, port, timeout, &cached);
+        err[0] = '\0';
+        if (fd < 0) {
+            snprintf(err, sizeof(err), "IOERR error or timeout connecting to the client");
             io = true;
             break;
         }
-        bool is_restore = i >= (pass != NULL) + 1;
-        if (is_restore) { /* the key this reply is for */
-            do {
-                k++;
-            } while (k < nkeys && !moved[k]);
+        struct timeval tv = {.tv_sec = (time_t)(timeout / 1000),
+                             .tv_usec = (suseconds_t)((timeout % 1000) * 1000)};
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)); /* this call's timeout */
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        io = !send_all(fd, out.p, out.len);
+        if (io) {
+            snprintf(err, sizeof(err), "IOERR error or timeout writing to target instance");
         }
-        if (line[0] != '-') {
-            continue;
+        char rbuf[4096], line[400];
+        size_t rlen = 0;
+        int replies = (pass != NULL) + 1 + sent, got = 0;
+        for (int i = 0, k = -1; i < replies && !io; i++) {
+            if (!read_line(fd, rbuf, &rlen, line, sizeof(line))) {
+                snprintf(err, sizeof(err), "IOERR error or timeout reading to target instance");
+                io = true;
+                break;
+            }
+            got++;
+            bool is_restore = i >= (pass != NULL) + 1;
+            if (is_restore) { /* the key this reply is for */
+                do {
+                    k++;
+                } while (k < nkeys && !moved[k]);
+            }
+            if (line[0] != '-') {
+                if (is_restore && k < nkeys) {
+                    acked[k] = true;
+                }
+                continue;
+            }
+            if (err[0] == '\0') { /* the first error is the reply */
+                snprintf(err, sizeof(err), "ERR Target instance replied with error: %s",
+                         line + 1);
+            }
+            if (!is_restore) { /* AUTH or SELECT refused: nothing was restored */
+                break;
+            }
         }
-        if (err[0] == '\0') { /* the first error is the reply */
-            snprintf(err, sizeof(err), "ERR Target instance replied with error: %s", line + 1);
+        if (io) {
+            cache_forget(fd); /* the next MIGRATE connects anew */
         }
-        if (!is_restore) { /* AUTH or SELECT refused: nothing was restored */
-            memset(moved, 0, sizeof(bool) * (size_t)nkeys);
+        if (!(io && cached && got == 0)) {
             break;
         }
-        if (k < nkeys) {
-            moved[k] = false; /* kept here; the keys restored are deleted */
-        }
     }
-    close(fd);
     sbuf_free(&out);
-    if (!copy && !io) {
+    if (!copy) { /* the keys the target took (all or some: an error stops nothing) */
         int dels = 0;
         for (int k = 0; k < nkeys; k++) {
-            if (moved[k]) {
+            if (acked[k]) {
                 batch_add_op(b, CUDIS_OP_DEL, 0, argv[first + k], lens[first + k], NULL, 0, 0, 0,
                              true);
                 dels++;
@@ -271,6 +352,7 @@ void cmd_migrate(conn *c, int argc, char **argv, uint32_t *lens)
             batch_reset(b);
         }
     }
+    free(acked);
     free(moved);
     if (err[0]) {
         conn_error(c, err);

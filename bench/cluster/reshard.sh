@@ -8,7 +8,7 @@
 # ratio (the target: cudis >= redis-server), and writes CSV.
 #
 # Usage: bench/cluster/reshard.sh
-# Env: KEYS (1000000), VALUE (100), SLOTS (8192), PIPELINE (100), REPEAT (1),
+# Env: KEYS (1000000), VALUE (100), SLOTS (8192), PIPELINE (100), REPEAT (1), MAXMEM (1gb),
 #      CUDIS, REDIS, SERVER_CPU, LOAD_CPU, OUT.
 set -euo pipefail
 TMP_PREFIX=cudis-reshard
@@ -19,6 +19,7 @@ NKEYS=${KEYS:-1000000}
 VALUE=${VALUE:-100}
 SLOTS=${SLOTS:-8192}
 PIPELINE=${PIPELINE:-100}
+MAXMEM=${MAXMEM:-1gb} # cudis's budget: a fresh node first-touches its index, sized for it
 REPEAT=${REPEAT:-1}
 need_bins "$CUDIS" "$REDIS" /usr/bin/redis-cli
 CSV=$OUT/reshard-$STAMP.csv
@@ -44,7 +45,7 @@ start_node() { # start_node cudis|redis NAME: a cluster node, its port in PORT[N
   mkdir -p "$dir"
   if [[ $kind == cudis ]]; then
     (cd "$dir" && exec taskset -c "$SERVER_CPU" "$CUDIS" --port "$port" --bind 127.0.0.1 \
-      --engine cpu --maxmemory 4gb --cluster-enabled yes --cluster-config-file nodes.conf \
+      --engine cpu --maxmemory "$MAXMEM" --cluster-enabled yes --cluster-config-file nodes.conf \
       >"$dir/log" 2>&1) &
   else
     (cd "$dir" && exec taskset -c "$SERVER_CPU" "$REDIS" --port "$port" --bind 127.0.0.1 \

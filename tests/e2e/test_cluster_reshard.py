@@ -33,6 +33,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import e2e_server  # noqa: E402
+import redis  # noqa: E402
 import test_cluster  # noqa: E402
 from test_cluster import (CROSSSLOT, NSLOTS, REDIS_CLI, ClusterCase, key_slot,  # noqa: E402
                           key_where, run)
@@ -310,6 +311,39 @@ class Migrate(ClusterCase):
         self.assertEqual(a.call(*M + ("KEYS", k1)), Err("MOVED %d 127.0.0.1:%d" % (s, b.port)))
         self.wait_joined([a, b])
         self.assertIn(s, b.myself()["slots"])
+
+
+class MigrateStandalone(unittest.TestCase):
+    """MIGRATE between two servers outside cluster mode, over the cached
+    connection: when the target closed it meanwhile, the next MIGRATE
+    connects anew (once) instead of failing."""
+
+    def test_cached_connection_closed_by_target(self):
+        a, b = e2e_server.Server(test_cluster.BIN), e2e_server.Server(test_cluster.BIN)
+        try:
+            ra, rb = redis.Redis(port=a.port), redis.Redis(port=b.port)
+            ra.mset({"m1": "one", "m2": "two", "m3": "three"})
+            self.assertEqual(ra.execute_command("MIGRATE", "127.0.0.1", b.port, "m1", 0, 5000),
+                             b"OK")
+            victims = [line for line in rb.execute_command("CLIENT", "LIST").decode().splitlines()
+                       if " cmd=restore " in line]
+            self.assertEqual(len(victims), 1, victims)
+            cid = [f for f in victims[0].split() if f.startswith("id=")][0][3:]
+            self.assertEqual(rb.execute_command("CLIENT", "KILL", "ID", cid), 1)
+            time.sleep(0.1)
+            self.assertEqual(ra.execute_command("MIGRATE", "127.0.0.1", b.port, "", 0, 5000,
+                                                "KEYS", "m2", "m3"), b"OK")
+            self.assertEqual(rb.mget("m1", "m2", "m3"), [b"one", b"two", b"three"])
+            self.assertEqual(ra.dbsize(), 0)
+            # DB 3 on the target (SELECT travels with the keys)
+            ra.set("m4", "four")
+            self.assertEqual(ra.execute_command("MIGRATE", "127.0.0.1", b.port, "m4", 3, 5000),
+                             b"OK")
+            self.assertEqual(redis.Redis(port=b.port, db=3).get("m4"), b"four")
+            ra.close()
+            rb.close()
+        finally:
+            self.assertEqual((a.stop(), b.stop()), (0, 0))
 
 
 if __name__ == "__main__":
