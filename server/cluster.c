@@ -630,6 +630,9 @@ int cluster_setup(void)
     } else {
         log_msg(LL_NOTICE, "Node configuration loaded, I'm %.40s", cl.myself->name);
     }
+    for (int s = 0; s < CLUSTER_SLOTS; s++) {
+        mode_refresh(s); /* slots loaded before the myself line was read */
+    }
     cl_node *me = cl.myself;
     me->port = srv.cfg.cluster_announce_port ? (int)srv.cfg.cluster_announce_port
                                              : (int)srv.cfg.port;

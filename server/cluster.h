@@ -158,6 +158,9 @@ void cl_bus_link_free(cl_link *l);
 /* The whole cluster is told (a PONG to every node): slots or epoch changed. */
 void cl_bus_broadcast_pong(void);
 void cl_bus_stats(sbuf *o);
+/* Bytes as if they arrived on a link (tests/fuzz/fuzz_cluster.c): an
+ * inbound one (from NULL) or ours to node `from`; nothing is sent. */
+void cl_bus_feed(const uint8_t *buf, size_t n, cl_node *from);
 long cl_bus_links(void);
 
 #endif /* CLUSTER_H */

@@ -493,8 +493,11 @@ static void peer_ip(cl_link *l, char *ip, bool local)
 {
     struct sockaddr_storage ss;
     socklen_t sl = sizeof(ss);
-    int fd = (int)bufferevent_getfd(l->bev);
     ip[0] = '\0';
+    if (l->bev == NULL) {
+        return;
+    }
+    int fd = (int)bufferevent_getfd(l->bev);
     if ((local ? getsockname(fd, (struct sockaddr *)&ss, &sl) : getpeername(fd, (struct sockaddr *)&ss, &sl)) != 0) {
         return;
     }
@@ -564,8 +567,11 @@ static bool process(cl_link *l, const uint8_t *m, uint32_t totlen)
             cl.dirty = true;
         }
         if (l->inbound && sender->inlink != l) {
-            if (sender->inlink != NULL && sender->inlink != l) {
-                cl_bus_link_free(sender->inlink);
+            if (sender->inlink != NULL) {
+                cl_bus_link_free(sender->inlink); /* it reconnected */
+            }
+            if (l->node != NULL && l->node->inlink == l) {
+                l->node->inlink = NULL; /* the link spoke for another node before */
             }
             sender->inlink = l;
             l->node = sender;
@@ -697,42 +703,65 @@ static bool process(cl_link *l, const uint8_t *m, uint32_t totlen)
     return true;
 }
 
+/* Whole messages of buf[0..n) on link l: the bytes used (the rest waits
+ * for more); *keep false when the link must go (a broken peer). */
+static size_t feed(cl_link *l, const uint8_t *buf, size_t n, bool *keep)
+{
+    size_t at = 0;
+    *keep = true;
+    while (*keep && !l->dead && n - at >= 8) {
+        uint32_t totlen = get32(buf + at + 4);
+        if (memcmp(buf + at, "RCmb", 4) != 0 || totlen < HDR_LEN || totlen > MSG_MAX) {
+            *keep = false;
+            break;
+        }
+        if (n - at < totlen) {
+            break;
+        }
+        *keep = process(l, buf + at, totlen);
+        at += totlen;
+    }
+    return at;
+}
+
 static void read_cb(struct bufferevent *bev, void *arg)
 {
     cl_link *l = arg;
     struct evbuffer *in = bufferevent_get_input(bev);
     cl_lock();
     l->busy = true;
+    size_t n = evbuffer_get_length(in);
     bool keep = true;
-    while (keep && !l->dead) {
-        size_t avail = evbuffer_get_length(in);
-        if (avail < 8) {
-            break;
-        }
-        uint8_t head[8];
-        evbuffer_copyout(in, head, 8);
-        uint32_t totlen = get32(head + 4);
-        if (memcmp(head, "RCmb", 4) != 0 || totlen < HDR_LEN || totlen > MSG_MAX) {
-            keep = false;
-            break;
-        }
-        if (avail < totlen) {
-            break;
-        }
-        uint8_t *m = evbuffer_pullup(in, totlen);
-        keep = process(l, m, totlen);
-        evbuffer_drain(in, totlen);
+    if (n >= 8) {
+        const uint8_t *buf = evbuffer_pullup(in, (ev_ssize_t)n);
+        evbuffer_drain(in, feed(l, buf, n, &keep));
     }
     l->busy = false;
-    if (l->dead) {
-        cl_bus_link_free(l);
-    } else if (!keep) {
+    if (l->dead || !keep) {
         cl_bus_link_free(l);
     }
     if (cl.dirty) {
         cl_save(false);
     }
     cl_unlock();
+}
+
+void cl_bus_feed(const uint8_t *buf, size_t n, cl_node *from)
+{
+    cl_link *l = xcalloc(1, sizeof(*l));
+    l->node = from;
+    l->inbound = from == NULL;
+    l->ctime = cudis_now_ms();
+    l->next = links;
+    links = l;
+    if (from != NULL) {
+        from->link = l;
+    }
+    l->busy = true;
+    bool keep;
+    feed(l, buf, n, &keep);
+    l->busy = false;
+    cl_bus_link_free(l);
 }
 
 static void event_cb(struct bufferevent *bev, short what, void *arg)
