@@ -9,7 +9,7 @@
  * after any input (every slot's owner is a known node whose bitmap has the
  * slot, the counts add up, the open slots name known nodes, myself is
  * still a known master, each slot's mode byte agrees with its owner), and
- * nodes.conf can be written from it. Between runs the node is put back as
+ * nodes.conf can be written from it (every 64th run). Between runs the node is put back as
  * it was.
  */
 #include <stdint.h>
@@ -143,7 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     cl_node *a = cl_node_find(NAME_A);
     cl_bus_feed(data + 1, size - 1, (data[0] & 1) ? a : NULL);
     check();
-    if (cl_save(false) != 0) {
+    static unsigned runs;
+    if (runs++ % 64 == 0 && cl_save(false) != 0) { /* a file a run would cap the speed */
         fail("nodes.conf not written");
     }
     reset();
