@@ -90,9 +90,13 @@ static const engine_row *find_row(const char *name)
     return NULL;
 }
 
-/* Create the store of one row; NULL with why on failure. */
-static void *row_create(const engine_row *row, const engine_config *cfg, char *why, size_t why_len)
+/* Create the store of one row (with cfg->shards > 1, that many of them
+ * behind engine_shards.c, whose table *ops then is); NULL with why on
+ * failure. */
+static void *row_create(const engine_row *row, const engine_config *cfg,
+                        const engine_store_ops **ops, char *why, size_t why_len)
 {
+    *ops = row->ops;
     if (row->ops == NULL) {
         snprintf(why, why_len, "%s: %s", row->name, row->missing);
         return NULL;
@@ -102,6 +106,9 @@ static void *row_create(const engine_row *row, const engine_config *cfg, char *w
         return NULL;
     }
     why[0] = '\0';
+    if (cfg->shards > 1) {
+        return engine_shards_create(row->ops, cfg, ops, why, why_len);
+    }
     void *s = row->ops->create(cfg, why, why_len);
     if (s == NULL && why[0] == '\0') {
         snprintf(why, why_len, "%s: create failed", row->name);
@@ -181,11 +188,12 @@ static void fill_args(const engine_config **cfg, engine_config *defcfg, char **w
 static engine *create_row_engine(const engine_row *row, const engine_config *cfg,
                                  const engine_store_ops *fallback, char *why, size_t why_len)
 {
-    void *s = row_create(row, cfg, why, why_len);
+    const engine_store_ops *ops;
+    void *s = row_create(row, cfg, &ops, why, why_len);
     if (s == NULL) {
         return NULL;
     }
-    engine *e = engine_wrap(row->ops, s, cfg, fallback);
+    engine *e = engine_wrap(ops, s, cfg, fallback);
     if (e == NULL) {
         snprintf(why, why_len, "%s: out of memory", row->name);
     }
@@ -215,16 +223,17 @@ engine *engine_create(const char *name, const engine_config *cfg_in, char *why, 
         char gwhy[256], cwhy[256];
         const engine_row *gpu = find_row("gpu"), *cpu = find_row("cpu");
         const engine_row *fb = cpu->ops != NULL ? cpu : find_row("lru");
-        void *s = row_create(gpu, cfg_in, gwhy, sizeof(gwhy));
+        const engine_store_ops *ops;
+        void *s = row_create(gpu, cfg_in, &ops, gwhy, sizeof(gwhy));
         if (s != NULL) {
             snprintf(why, why_len, "auto: using gpu (%s)", gwhy);
-            engine *e = engine_wrap(gpu->ops, s, cfg_in, fb->ops);
+            engine *e = engine_wrap(ops, s, cfg_in, fb->ops);
             if (e == NULL) {
                 snprintf(why, why_len, "auto: out of memory");
             }
             return e;
         }
-        s = row_create(fb, cfg_in, cwhy, sizeof(cwhy));
+        s = row_create(fb, cfg_in, &ops, cwhy, sizeof(cwhy));
         if (s == NULL) {
             snprintf(why, why_len, "auto: gpu unavailable (%s); %s failed (%s)", gwhy, fb->name,
                      cwhy);
@@ -236,7 +245,7 @@ engine *engine_create(const char *name, const engine_config *cfg_in, char *why, 
             snprintf(why, why_len, "auto: gpu unavailable (%s) and %s, using lru", gwhy,
                      cpu->missing);
         }
-        engine *e = engine_wrap(fb->ops, s, cfg_in, NULL);
+        engine *e = engine_wrap(ops, s, cfg_in, NULL);
         if (e == NULL) {
             snprintf(why, why_len, "auto: out of memory");
         }
@@ -296,8 +305,9 @@ static engine_backend *failover(engine *e, engine_backend *b)
     if (e->fallback != NULL && e->n_dead < ENGINE_MAX_DEAD) {
         char fwhy[256] = "";
         engine_row row = {e->fallback->name, e->fallback, NULL};
-        void *s = row_create(&row, &e->cfg, fwhy, sizeof(fwhy));
-        nb = s != NULL ? backend_new(e->fallback, s, &e->cfg) : NULL;
+        const engine_store_ops *fops;
+        void *s = row_create(&row, &e->cfg, &fops, fwhy, sizeof(fwhy));
+        nb = s != NULL ? backend_new(fops, s, &e->cfg) : NULL;
         size_t n = strlen(e->failure);
         if (nb != NULL) {
             e->dead[e->n_dead++] = b;

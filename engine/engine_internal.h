@@ -28,6 +28,19 @@ void engine_pool_destroy(engine_pool *p);
 int engine_pool_execute(engine_pool *p, const engine_store_ops *ops, void *store,
                         cudis_batch *batch);
 
+/* Run sub-batch k on stores[k] (same ops), n of them at once (n up to the
+ * pool's threads; the caller's thread runs the first), and return when
+ * all are done, rcs[k] their codes. Inline, one after another, when p is
+ * NULL or busy. Sub-batches of no ops are not run (CUDIS_OK). */
+void engine_pool_run(engine_pool *p, const engine_store_ops *ops, void *const *stores,
+                     cudis_batch *subs, uint32_t n, int *rcs);
+
+/* engine_shards.c: cfg->shards stores of `in` behind one (memory split
+ * evenly, devices from cfg), the table to use them by in *ops; NULL with
+ * why on failure. */
+void *engine_shards_create(const engine_store_ops *in, const engine_config *cfg,
+                           const engine_store_ops **ops, char *why, size_t why_len);
+
 /* engine_outbuf.c: the ops of a finished batch that returned CUDIS_E_OUTBUF
  * run again through exec, as one sub-batch whose values go after the first
  * `used` bytes of b->out; results land in b->res and b->out_len becomes

@@ -31,7 +31,9 @@ struct engine_pool {
     bool stop;
     const engine_store_ops *ops;
     void *store;
+    void *const *stores;   /* engine_pool_run: sub-batch k's store */
     cudis_batch *sub; /* nthreads sub-batches */
+    cudis_batch *ext; /* engine_pool_run: the caller's sub-batches */
     int *rc;
 };
 
@@ -59,10 +61,11 @@ static void *pool_worker(void *argp)
         seen = p->gen;
         bool mine = k < p->active;
         const engine_store_ops *ops = p->ops;
-        void *store = p->store;
+        void *store = p->stores != NULL ? p->stores[k] : p->store;
+        cudis_batch *sub = p->ext != NULL ? &p->ext[k] : &p->sub[k];
         pthread_mutex_unlock(&p->mu);
         if (mine) {
-            int rc = ops->execute(store, &p->sub[k]);
+            int rc = sub->n_ops ? ops->execute(store, sub) : CUDIS_OK;
             pthread_mutex_lock(&p->mu);
             p->rc[k] = rc;
             if (--p->pending == 0) {
@@ -193,6 +196,8 @@ int engine_pool_execute(engine_pool *p, const engine_store_ops *ops, void *store
     pthread_mutex_lock(&p->mu);
     p->ops = ops;
     p->store = store;
+    p->stores = NULL;
+    p->ext = NULL;
     p->active = n;
     p->pending = n - 1;
     p->gen++;
@@ -218,4 +223,38 @@ int engine_pool_execute(engine_pool *p, const engine_store_ops *ops, void *store
     }
     pthread_mutex_unlock(&p->busy);
     return rc;
+}
+
+void engine_pool_run(engine_pool *p, const engine_store_ops *ops, void *const *stores,
+                     cudis_batch *subs, uint32_t n, int *rcs)
+{
+    if (p == NULL || n < 2 || n > p->nthreads || pthread_mutex_trylock(&p->busy) != 0) {
+        for (uint32_t k = 0; k < n; k++) {
+            rcs[k] = subs[k].n_ops ? ops->execute(stores[k], &subs[k]) : CUDIS_OK;
+        }
+        return;
+    }
+    pthread_mutex_lock(&p->mu);
+    p->ops = ops;
+    p->stores = stores;
+    p->ext = subs;
+    p->active = n;
+    p->pending = n - 1;
+    p->gen++;
+    pthread_cond_broadcast(&p->go);
+    pthread_mutex_unlock(&p->mu);
+
+    p->rc[0] = subs[0].n_ops ? ops->execute(stores[0], &subs[0]) : CUDIS_OK;
+
+    pthread_mutex_lock(&p->mu);
+    while (p->pending > 0) {
+        pthread_cond_wait(&p->done, &p->mu);
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        rcs[k] = p->rc[k];
+    }
+    p->stores = NULL;
+    p->ext = NULL;
+    pthread_mutex_unlock(&p->mu);
+    pthread_mutex_unlock(&p->busy);
 }

@@ -22,6 +22,8 @@
 #include "cudis_op.h"
 #include "cudis_stats.h"
 
+#define CUDIS_MAX_SHARDS 16
+
 typedef struct engine_config {
     uint64_t memory_bytes;    /* budget: index + items + metadata never exceed it */
     uint64_t max_items;       /* 0 = bounded by memory only. Otherwise also hold at most
@@ -45,6 +47,10 @@ typedef struct engine_config {
     bool index_resize;        /* the index may follow what is stored (index_tick): the
                                * CCHT in host memory resizes it; expected_item_bytes
                                * is then only where it starts */
+    uint32_t shards;          /* > 1: that many stores, each owning a range of the
+                               * 16,384 cluster hash slots (engine_shards.c); 0, 1: one */
+    int devices[CUDIS_MAX_SHARDS]; /* shard k's device: devices[k % ndevices] (gpu) */
+    uint32_t ndevices;        /* 0: shard k gets device + k (or k when device is -1) */
 } engine_config;
 
 typedef struct engine_store_ops {

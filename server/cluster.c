@@ -17,6 +17,7 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "cudis_slot.h"
 #include "cudis_time.h"
 #include "server_internal.h"
 
@@ -37,49 +38,9 @@ void cl_unlock(void)
  * Hash slots
  * ---------------------------------------------------------------------- */
 
-/* CRC16-CCITT (XMODEM), the variant Redis Cluster uses, a byte a step. */
-static uint16_t crc16_tab[256];
-static pthread_once_t crc16_once = PTHREAD_ONCE_INIT;
-
-static void crc16_init(void)
-{
-    for (int i = 0; i < 256; i++) {
-        uint16_t crc = (uint16_t)(i << 8);
-        for (int b = 0; b < 8; b++) {
-            crc = (crc & 0x8000) ? (uint16_t)((crc << 1) ^ 0x1021) : (uint16_t)(crc << 1);
-        }
-        crc16_tab[i] = crc;
-    }
-}
-
-static uint16_t crc16(const char *buf, size_t len)
-{
-    pthread_once(&crc16_once, crc16_init);
-    uint16_t crc = 0;
-    for (size_t i = 0; i < len; i++) {
-        crc = (uint16_t)((crc << 8) ^ crc16_tab[((crc >> 8) ^ (uint8_t)buf[i]) & 0xff]);
-    }
-    return crc;
-}
-
-/* A {hash tag}: the bytes between the first '{' and the first '}' after
- * it, when there is at least one; else the whole key (Redis's rule). */
 unsigned cluster_keyslot(const char *key, size_t len)
 {
-    size_t s = 0;
-    while (s < len && key[s] != '{') {
-        s++;
-    }
-    if (s < len) {
-        size_t e = s + 1;
-        while (e < len && key[e] != '}') {
-            e++;
-        }
-        if (e < len && e != s + 1) {
-            return crc16(key + s + 1, e - s - 1) & (CLUSTER_SLOTS - 1);
-        }
-    }
-    return crc16(key, len) & (CLUSTER_SLOTS - 1);
+    return cudis_keyslot(key, len);
 }
 
 /* ------------------------------------------------------------------------

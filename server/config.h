@@ -46,6 +46,8 @@ typedef struct srv_config {
     char *engine;
     long long engine_threads;
     long long engine_item_bytes;
+    long long engine_shards;
+    char *engine_devices;
     bool engine_index_resize;
     long long engine_ways;
     long long io_threads;

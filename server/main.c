@@ -111,6 +111,21 @@ int server_engine_setup(void)
     ec.allow_empty_key = true;
     ec.lfu_log_factor = (uint32_t)srv.cfg.lfu_log_factor;
     ec.lfu_decay_time = (uint32_t)srv.cfg.lfu_decay_time;
+    ec.shards = (uint32_t)srv.cfg.engine_shards;
+    const char *dv = srv.cfg.engine_devices ? srv.cfg.engine_devices : "";
+    while (*dv) { /* "0,1,2" */
+        char *end;
+        long d = strtol(dv, &end, 10);
+        if (end == dv || d < 0 || d > 1023 || (*end != ',' && *end != '\0') ||
+            ec.ndevices == CUDIS_MAX_SHARDS) {
+            log_msg(LL_WARNING, "engine-devices '%s': a comma-separated list of up to %d CUDA "
+                                "device numbers is expected", srv.cfg.engine_devices,
+                    CUDIS_MAX_SHARDS);
+            return -1;
+        }
+        ec.devices[ec.ndevices++] = (int)d;
+        dv = end + (*end == ',');
+    }
     char perr[256];
     if (server_policy(srv.cfg.maxmemory_policy, srv.cfg.engine, &ec.policy, perr, sizeof(perr)) !=
         0) {

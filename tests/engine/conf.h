@@ -27,17 +27,20 @@
 typedef struct eng_param {
     char name[16];
     unsigned caps;
+    unsigned shards; /* > 1: that many stores behind the engine (engine_shards.c) */
 } eng_param;
 
 static const eng_param conf_engines[] = {
-    {"cpu", CAP_STORES},
-    {"gpu", CAP_STORES | CAP_MAYBE},
-    {"hostsim", CAP_STORES | CAP_SIM},
-    {"auto", CAP_STORES},
-    {"lru", CAP_STORES | CAP_EXACT},
-    {"fifo", CAP_STORES | CAP_EXACT},
-    {"lfu", CAP_STORES | CAP_EXACT},
-    {"null", 0},
+    {"cpu", CAP_STORES, 1},
+    {"gpu", CAP_STORES | CAP_MAYBE, 1},
+    {"hostsim", CAP_STORES | CAP_SIM, 1},
+    {"auto", CAP_STORES, 1},
+    {"lru", CAP_STORES | CAP_EXACT, 1},
+    {"fifo", CAP_STORES | CAP_EXACT, 1},
+    {"lfu", CAP_STORES | CAP_EXACT, 1},
+    {"null", 0, 1},
+    /* sharded: keys split over four stores by hash slot (engine_shards.c) */
+    {"cpu", CAP_STORES, 4},
 };
 
 #define N_ENGINES (sizeof(conf_engines) / sizeof(conf_engines[0]))
@@ -79,9 +82,12 @@ static inline void conf_default(engine_config *cfg)
 }
 
 /* Create the engine or skip the test with the reason. */
-static inline engine *open_cfg(const eng_param *p, const engine_config *cfg)
+static inline engine *open_cfg(const eng_param *p, const engine_config *cfg_in)
 {
     char why[512] = "";
+    engine_config c = *cfg_in;
+    c.shards = p->shards;
+    const engine_config *cfg = &c;
     engine *e = (p->caps & CAP_SIM)
                     ? engine_create_store(&gk_hostsim_store_ops, cfg, NULL, why, sizeof(why))
                     : engine_create(p->name, cfg, why, sizeof(why));
