@@ -901,7 +901,6 @@ void cluster_info(sbuf *o)
  * Commands
  * ---------------------------------------------------------------------- */
 
-#define H(name) void name(conn *c, int argc, char **argv, uint32_t *lens)
 
 static bool enabled(conn *c)
 {
@@ -911,6 +910,20 @@ static bool enabled(conn *c)
     }
     return true;
 }
+
+/* A cluster command's handler: outside cluster mode it answers Redis's
+ * "cluster support disabled" before its body runs. */
+#define UNUSED_ARG __attribute__((unused))
+#define CH(name)                                                                                   \
+    static void name##_body(conn *c, int argc, char **argv, uint32_t *lens);                       \
+    void name(conn *c, int argc, char **argv, uint32_t *lens)                                      \
+    {                                                                                              \
+        if (enabled(c)) {                                                                          \
+            name##_body(c, argc, argv, lens);                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void name##_body(conn *c UNUSED_ARG, int argc UNUSED_ARG, char **argv UNUSED_ARG,       \
+                            uint32_t *lens UNUSED_ARG)
 
 /* A slot argument: -1 with Redis's error replied. */
 static int slot_arg(conn *c, const char *s, uint32_t len)
@@ -923,43 +936,27 @@ static int slot_arg(conn *c, const char *s, uint32_t len)
     return (int)v;
 }
 
-H(cmd_asking)
+CH(cmd_asking)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     c->asking = true;
     c->asking_now = true;
     reply_ok(c);
 }
 
-H(cmd_readonly)
+CH(cmd_readonly)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     c->readonly = true;
     reply_ok(c);
 }
 
-H(cmd_readwrite)
+CH(cmd_readwrite)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     c->readonly = false;
     reply_ok(c);
 }
 
-H(cmd_cluster_info)
+CH(cmd_cluster_info)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     sbuf o = {0};
     cl_lock();
     info_text(&o);
@@ -968,12 +965,8 @@ H(cmd_cluster_info)
     sbuf_free(&o);
 }
 
-H(cmd_cluster_nodes)
+CH(cmd_cluster_nodes)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     sbuf o = {0};
     cl_lock();
     nodes_text(&o, false);
@@ -982,23 +975,15 @@ H(cmd_cluster_nodes)
     sbuf_free(&o);
 }
 
-H(cmd_cluster_myid)
+CH(cmd_cluster_myid)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     resp_bulk(&c->out, cl.myself->name, CLUSTER_NAMELEN);
     cl_unlock();
 }
 
-H(cmd_cluster_myshardid)
+CH(cmd_cluster_myshardid)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     resp_bulk(&c->out, cl.myself->shard_id, CLUSTER_NAMELEN);
     cl_unlock();
@@ -1020,12 +1005,8 @@ static void slots_node(conn *c, const cl_node *n)
     }
 }
 
-H(cmd_cluster_slots)
+CH(cmd_cluster_slots)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     sbuf body = {0};
     long ranges = 0;
@@ -1055,12 +1036,8 @@ H(cmd_cluster_slots)
     sbuf_free(&body);
 }
 
-H(cmd_cluster_shards)
+CH(cmd_cluster_shards)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     int masters = 0;
     for (int i = 0; i < cl.nnodes; i++) {
@@ -1120,21 +1097,13 @@ H(cmd_cluster_shards)
     cl_unlock();
 }
 
-H(cmd_cluster_keyslot)
+CH(cmd_cluster_keyslot)
 {
-    (void)argc;
-    if (!enabled(c)) {
-        return;
-    }
     resp_int(&c->out, cluster_keyslot(argv[2], lens[2]));
 }
 
-H(cmd_cluster_countkeysinslot)
+CH(cmd_cluster_countkeysinslot)
 {
-    (void)argc;
-    if (!enabled(c)) {
-        return;
-    }
     long long slot;
     if (!util_str2ll(argv[2], lens[2], &slot)) {
         conn_error(c, "ERR value is not an integer or out of range");
@@ -1147,12 +1116,8 @@ H(cmd_cluster_countkeysinslot)
     resp_int(&c->out, slotkeys_get(c, (int)slot, -1, NULL));
 }
 
-H(cmd_cluster_getkeysinslot)
+CH(cmd_cluster_getkeysinslot)
 {
-    (void)argc;
-    if (!enabled(c)) {
-        return;
-    }
     long long slot, max;
     if (!util_str2ll(argv[2], lens[2], &slot) || !util_str2ll(argv[3], lens[3], &max)) {
         conn_error(c, "ERR value is not an integer or out of range");
@@ -1208,9 +1173,6 @@ static int slots_args(conn *c, int argc, char **argv, uint32_t *lens, bool range
 
 static void add_del_slots(conn *c, int argc, char **argv, uint32_t *lens, bool ranges, bool add)
 {
-    if (!enabled(c)) {
-        return;
-    }
     uint8_t *want = xcalloc(CLUSTER_SLOTS, 1);
     if (slots_args(c, argc, argv, lens, ranges, want) < 0) {
         free(want);
@@ -1249,32 +1211,28 @@ static void add_del_slots(conn *c, int argc, char **argv, uint32_t *lens, bool r
     reply_ok(c);
 }
 
-H(cmd_cluster_addslots)
+CH(cmd_cluster_addslots)
 {
     add_del_slots(c, argc, argv, lens, false, true);
 }
 
-H(cmd_cluster_addslotsrange)
+CH(cmd_cluster_addslotsrange)
 {
     add_del_slots(c, argc, argv, lens, true, true);
 }
 
-H(cmd_cluster_delslots)
+CH(cmd_cluster_delslots)
 {
     add_del_slots(c, argc, argv, lens, false, false);
 }
 
-H(cmd_cluster_delslotsrange)
+CH(cmd_cluster_delslotsrange)
 {
     add_del_slots(c, argc, argv, lens, true, false);
 }
 
-H(cmd_cluster_flushslots)
+CH(cmd_cluster_flushslots)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     if (engine_db_size(srv.eng, db_phys(0)) != 0) {
         conn_error(c, "ERR DB must be empty to perform CLUSTER FLUSHSLOTS.");
         return;
@@ -1311,11 +1269,8 @@ static bool bump_epoch(void)
     return false;
 }
 
-H(cmd_cluster_setslot)
+CH(cmd_cluster_setslot)
 {
-    if (!enabled(c)) {
-        return;
-    }
     int slot = slot_arg(c, argv[2], lens[2]);
     if (slot < 0) {
         return;
@@ -1393,11 +1348,8 @@ H(cmd_cluster_setslot)
     }
 }
 
-H(cmd_cluster_meet)
+CH(cmd_cluster_meet)
 {
-    if (!enabled(c)) {
-        return;
-    }
     if (argc > 5) {
         conn_errorf(c, "ERR wrong number of arguments for '%s' command",
                     cmd_fullname(c->cur_cmd));
@@ -1433,12 +1385,8 @@ H(cmd_cluster_meet)
 
 #define FORGET_TTL_MS 60000
 
-H(cmd_cluster_forget)
+CH(cmd_cluster_forget)
 {
-    (void)argc;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     cl_node *n = node_by_arg(argv[2], lens[2]);
     const char *err = NULL;
@@ -1463,11 +1411,8 @@ H(cmd_cluster_forget)
     }
 }
 
-H(cmd_cluster_reset)
+CH(cmd_cluster_reset)
 {
-    if (!enabled(c)) {
-        return;
-    }
     bool hard = false;
     if (argc == 3) {
         if (util_eq(argv[2], lens[2], "hard")) {
@@ -1508,12 +1453,8 @@ H(cmd_cluster_reset)
     reply_ok(c);
 }
 
-H(cmd_cluster_saveconfig)
+CH(cmd_cluster_saveconfig)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     int rc = cl_save(true);
     int e = errno;
@@ -1525,12 +1466,8 @@ H(cmd_cluster_saveconfig)
     reply_ok(c);
 }
 
-H(cmd_cluster_set_config_epoch)
+CH(cmd_cluster_set_config_epoch)
 {
-    (void)argc;
-    if (!enabled(c)) {
-        return;
-    }
     long long epoch;
     if (!util_str2ll(argv[2], lens[2], &epoch)) {
         conn_error(c, "ERR value is not an integer or out of range");
@@ -1562,12 +1499,8 @@ H(cmd_cluster_set_config_epoch)
     }
 }
 
-H(cmd_cluster_bumpepoch)
+CH(cmd_cluster_bumpepoch)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     bool bumped = bump_epoch();
     uint64_t e = cl.myself->config_epoch;
@@ -1580,12 +1513,8 @@ H(cmd_cluster_bumpepoch)
     resp_status(&c->out, msg);
 }
 
-H(cmd_cluster_count_failure_reports)
+CH(cmd_cluster_count_failure_reports)
 {
-    (void)argc;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     cl_node *n = node_by_arg(argv[2], lens[2]);
     long long cnt = n ? n->nreports : -1;
@@ -1597,12 +1526,8 @@ H(cmd_cluster_count_failure_reports)
     resp_int(&c->out, cnt);
 }
 
-H(cmd_cluster_replicas)
+CH(cmd_cluster_replicas)
 {
-    (void)argc;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     cl_node *n = node_by_arg(argv[2], lens[2]);
     bool slave = n && (n->flags & CLN_SLAVE);
@@ -1616,22 +1541,14 @@ H(cmd_cluster_replicas)
     }
 }
 
-H(cmd_cluster_replicate)
+CH(cmd_cluster_replicate)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     conn_error(c, "ERR cudis does not support replicas: every node is a master (a cache "
                   "refills; see the README's cluster section)");
 }
 
-H(cmd_cluster_links)
+CH(cmd_cluster_links)
 {
-    UNUSED3;
-    if (!enabled(c)) {
-        return;
-    }
     cl_lock();
     long n = cl_bus_links();
     resp_array(&c->out, n);
@@ -1659,9 +1576,8 @@ H(cmd_cluster_links)
     cl_unlock();
 }
 
-H(cmd_cluster_help)
+CH(cmd_cluster_help)
 {
-    UNUSED3;
     static const char *const lines[] = {
         "ADDSLOTS <slot> [<slot> ...]",
         "    Assign slots to current node.",

@@ -965,42 +965,13 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
 
 static int listen_one(const char *addr, int port, bool optional)
 {
-    struct addrinfo hints, *res = NULL;
-    memset(&hints, 0, sizeof(hints));
-    hints.ai_family = AF_UNSPEC;
-    hints.ai_socktype = SOCK_STREAM;
-    hints.ai_flags = AI_PASSIVE | AI_NUMERICHOST;
-    char ps[16];
-    snprintf(ps, sizeof(ps), "%d", port);
-    if (getaddrinfo(addr, ps, &hints, &res) != 0) {
-        return optional ? 0 : -1;
-    }
-    int fd = -1;
-    for (struct addrinfo *ai = res; ai && fd < 0; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
-        if (fd < 0) {
-            continue;
-        }
-        int one = 1;
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-        if (ai->ai_family == AF_INET6) {
-            setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-        }
-        if (bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, 511) != 0) {
-            close(fd);
-            fd = -1;
-        }
-    }
-    freeaddrinfo(res);
-    if (fd < 0) {
-        if (optional) {
-            return 0;
-        }
-        log_msg(LL_WARNING, "Could not create the cluster bus socket %s:%d: %s", addr, port,
-                strerror(errno));
+    int fd;
+    if (listen_socket(addr, port, optional, &fd) != 0) {
         return -1;
     }
-    evutil_make_socket_nonblocking(fd);
+    if (fd < 0) {
+        return 0; /* an optional address this host lacks */
+    }
     struct evconnlistener *l = evconnlistener_new(srv.loops[0].base, bus_accept_cb, NULL,
                                                   LEV_OPT_CLOSE_ON_FREE, 0, fd);
     if (l == NULL || nbus_listeners == (int)(sizeof(bus_listeners) / sizeof(bus_listeners[0]))) {

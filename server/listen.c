@@ -109,8 +109,9 @@ static void accept_error_cb(struct evconnlistener *l, void *arg)
     evtimer_add(accept_retry_ev, &tv);
 }
 
-static int listen_tcp(const char *addr, int port, bool optional)
+int listen_socket(const char *addr, int port, bool optional, int *fd_out)
 {
+    *fd_out = -1;
     struct addrinfo hints, *res = NULL;
     memset(&hints, 0, sizeof(hints));
     hints.ai_family = AF_UNSPEC;
@@ -158,6 +159,19 @@ static int listen_tcp(const char *addr, int port, bool optional)
         return -1;
     }
     evutil_make_socket_nonblocking(fd);
+    *fd_out = fd;
+    return 0;
+}
+
+static int listen_tcp(const char *addr, int port, bool optional)
+{
+    int fd;
+    if (listen_socket(addr, port, optional, &fd) != 0) {
+        return -1;
+    }
+    if (fd < 0) {
+        return 0; /* an optional address this host lacks */
+    }
     struct evconnlistener *l =
         evconnlistener_new(srv.loops[0].base, accept_cb, NULL, LEV_OPT_CLOSE_ON_FREE, 0, fd);
     if (l == NULL) {

@@ -267,6 +267,9 @@ int64_t server_now_ms(void);
 bool server_pipelined(void);
 
 /* listen.c: the listeners on loop 0's base (0, or -1 logged) */
+/* A non-blocking TCP socket listening on addr:port (*fd, 0 returned); an
+ * optional address the host lacks gives 0 with *fd -1; -1 logged. */
+int listen_socket(const char *addr, int port, bool optional, int *fd);
 int listeners_open(void);
 void listeners_close(void);
 /* Accept what is waiting, outside the event loop (a busy script on loop 0). */

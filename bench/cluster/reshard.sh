@@ -12,9 +12,7 @@
 #      CUDIS, REDIS, SERVER_CPU, LOAD_CPU, OUT.
 set -euo pipefail
 TMP_PREFIX=cudis-reshard
-source "$(dirname "$0")/../server/lib.sh"
-OUT=${OUT_CLUSTER:-$ROOT/bench/results/cluster}
-mkdir -p "$OUT"
+source "$(dirname "$0")/lib.sh"
 NKEYS=${KEYS:-1000000}
 VALUE=${VALUE:-100}
 SLOTS=${SLOTS:-8192}
@@ -23,20 +21,6 @@ MAXMEM=${MAXMEM:-1gb} # cudis's budget: a fresh node first-touches its index, si
 REPEAT=${REPEAT:-1}
 need_bins "$CUDIS" "$REDIS" /usr/bin/redis-cli
 CSV=$OUT/reshard-$STAMP.csv
-
-port_pair() { # a port P with P and P+10000 free
-  /usr/bin/python3 - <<'PY'
-import random, socket
-while True:
-    p = random.randint(20000, 40000)
-    try:
-        for q in (p, p + 10000):
-            s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
-        print(p); break
-    except OSError:
-        pass
-PY
-}
 
 start_node() { # start_node cudis|redis NAME: a cluster node, its port in PORT[NAME]
   local kind=$1 name=$2 port dir
@@ -59,22 +43,6 @@ start_node() { # start_node cudis|redis NAME: a cluster node, its port in PORT[N
     sleep 0.05
   done
   echo "$name did not start" >&2
-  exit 1
-}
-
-wait_ok() { # wait_ok PORT...: every node says cluster_state:ok and knows them all
-  for _ in $(seq 600); do
-    local ok=1
-    for p in "$@"; do
-      local info
-      info=$(redis-cli -p "$p" cluster info)
-      grep -q "cluster_state:ok" <<<"$info" || ok=0
-      grep -q "cluster_known_nodes:$#" <<<"$info" || ok=0
-    done
-    [[ $ok == 1 ]] && return 0
-    sleep 0.1
-  done
-  echo "cluster did not form" >&2
   exit 1
 }
 

@@ -15,9 +15,7 @@
 #      VALUE (64), TESTS (set,get), SERVER_CPUS (0), LOAD_CPU (1), CUDIS, REDIS.
 set -euo pipefail
 TMP_PREFIX=cudis-cluster-tp
-source "$(dirname "$0")/../server/lib.sh"
-OUT=${OUT_CLUSTER:-$ROOT/bench/results/cluster}
-mkdir -p "$OUT"
+source "$(dirname "$0")/lib.sh"
 REQUESTS=${REQUESTS:-2000000}
 PIPELINE=${PIPELINE:-16}
 CLIENTS=${CLIENTS:-50}
@@ -28,20 +26,6 @@ SERVER_CPUS=${SERVER_CPUS:-0}
 need_bins "$CUDIS" "$REDIS" /usr/bin/redis-cli /usr/bin/redis-benchmark
 CSV=$OUT/throughput-$STAMP.csv
 IFS=, read -r -a CPUS <<<"$SERVER_CPUS"
-
-port_pair() { # a port P with P and P+10000 free
-  /usr/bin/python3 - <<'PY'
-import random, socket
-while True:
-    p = random.randint(20000, 40000)
-    try:
-        for q in (p, p + 10000):
-            s = socket.socket(); s.bind(("127.0.0.1", q)); s.close()
-        print(p); break
-    except OSError:
-        pass
-PY
-}
 
 NODES=() # the names of the nodes started for the current run
 start_node() { # start_node cudis|redis NAME INDEX [cluster]
@@ -76,19 +60,6 @@ stop_nodes() {
     unset "PID[$n]"
   done
   NODES=()
-}
-
-wait_ok() { # wait_ok PORT...
-  for _ in $(seq 600); do
-    local ok=1
-    for p in "$@"; do
-      redis-cli -p "$p" cluster info | grep -q "cluster_state:ok" || ok=0
-    done
-    [[ $ok == 1 ]] && return 0
-    sleep 0.1
-  done
-  echo "cluster did not form" >&2
-  exit 1
 }
 
 # run_bench LABEL KIND NODES PORT [--cluster]: one redis-benchmark per test,
