@@ -687,8 +687,11 @@ static int query_keys(conn *c, query *q, const command *cmd, int argc, char **ar
         } else if (len != q->first_len || memcmp(key, q->first, len) != 0) {
             q->multiple = true;
         }
-        lookups = lookups || q->migrating || q->importing;
     }
+    /* which keys this node has matters on a migrating slot (ASK for the
+     * missing), and on an importing one only for several keys (TRYAGAIN):
+     * a RESTORE-ASKING of one key reads nothing before it runs */
+    lookups = q->migrating || (q->importing && q->multiple);
     if (rc == RD_NONE && lookups) {
         /* which keys this node has: read now, alone (a slot moving is rare) */
         loop *lp = c->lp;

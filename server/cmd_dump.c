@@ -615,6 +615,26 @@ bool rdb_footer_ok(const uint8_t *p, size_t n)
     return ver <= RDB_VERSION_MAX && crc64(p, n - 8) == crc;
 }
 
+/* Whether RESTORE's key is there (read alone). */
+static bool key_there(conn *c, char **argv, uint32_t *lens)
+{
+    batcher *b = &c->lp->b;
+    batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
+    run_alone(c);
+    bool there = b->res[0].flags & CUDIS_R_FOUND;
+    batch_reset(b);
+    return there;
+}
+
+/* RESTORE refused with err, unless BUSYKEY comes first (Redis's order). */
+static void restore_refuse(conn *c, char **argv, uint32_t *lens, bool replace, const char *err)
+{
+    if (!replace && key_there(c, argv, lens)) {
+        err = "BUSYKEY Target key name already exists.";
+    }
+    conn_error(c, err);
+}
+
 /* RESTORE as MIGRATE sends it in cluster mode: ASKING implied. */
 void cmd_restore_asking(conn *c, int argc, char **argv, uint32_t *lens)
 {
@@ -656,27 +676,23 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
     }
     /* (IDLETIME and FREQ are checked, not kept: the engines hold neither) */
     batcher *b = &c->lp->b;
-    if (!replace) {
-        batch_add_op(b, CUDIS_OP_EXISTS, 0, argv[1], lens[1], NULL, 0, 0, 0, false);
-        run_alone(c);
-        bool there = b->res[0].flags & CUDIS_R_FOUND;
-        batch_reset(b);
-        if (there) {
-            conn_error(c, "BUSYKEY Target key name already exists.");
-            return;
-        }
-    }
-    if (!arg_ll(c, argv[2], lens[2], &ttl)) {
-        return;
-    }
-    if (ttl < 0) {
-        conn_error(c, "ERR Invalid TTL value, must be >= 0");
-        return;
+    /* Redis answers BUSYKEY before any error of the TTL or the payload; the
+     * key's presence is read only when one of those needs the precedence,
+     * and otherwise decided by the write itself (SET NX): one engine batch
+     * a RESTORE, which resharding sends for every key */
+    const char *err = NULL;
+    if (!util_str2ll(argv[2], lens[2], &ttl)) {
+        err = "ERR value is not an integer or out of range";
+    } else if (ttl < 0) {
+        err = "ERR Invalid TTL value, must be >= 0";
     }
     const uint8_t *pl = (const uint8_t *)argv[3];
     uint32_t n = lens[3];
-    if (!rdb_footer_ok(pl, n)) {
-        conn_error(c, "ERR DUMP payload version or checksum are wrong");
+    if (err == NULL && !rdb_footer_ok(pl, n)) {
+        err = "ERR DUMP payload version or checksum are wrong";
+    }
+    if (err != NULL) {
+        restore_refuse(c, argv, lens, replace, err);
         return;
     }
     rd r = {pl + 1, pl + n - 10};
@@ -726,28 +742,39 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
     }
     if (v == NULL || r.p != r.end) {
         free(v);
-        conn_error(c, "ERR Bad data format");
+        restore_refuse(c, argv, lens, replace, "ERR Bad data format");
         return;
     }
     int64_t now = cudis_now_ms();
     int64_t exp = ttl == 0 ? 0 : absttl ? ttl : now + ttl;
     if (exp != 0 && exp <= now) { /* already expired: the key just goes */
+        free(v);
+        if (!replace && key_there(c, argv, lens)) {
+            conn_error(c, "BUSYKEY Target key name already exists.");
+            return;
+        }
         batch_add_op(b, CUDIS_OP_DEL, 0, argv[1], lens[1], NULL, 0, 0, 0, true);
-    } else {
-        b->ev = KEV_RESTORE;
-        uint32_t i =
-            batch_add_op(b, CUDIS_OP_SET, 0, argv[1], lens[1], (const char *)v, vlen, 0, exp, true);
-        b->ops[i].type = type;
-    }
-    run_alone(c);
-    int st = b->res[0].status;
-    batch_reset(b);
-    free(v);
-    if (st != CUDIS_OK) {
-        reply_engine_error(c, st);
+        run_alone(c);
+        batch_reset(b);
+        reply_ok(c);
         return;
     }
-    reply_ok(c);
+    b->ev = KEV_RESTORE;
+    uint32_t i = batch_add_op(b, CUDIS_OP_SET, replace ? 0 : CUDIS_F_NX, argv[1], lens[1],
+                              (const char *)v, vlen, 0, exp, true);
+    b->ops[i].type = type;
+    run_alone(c);
+    int st = b->res[0].status;
+    bool busy = st == CUDIS_OK && !replace && !(b->res[0].flags & CUDIS_R_DONE);
+    batch_reset(b);
+    free(v);
+    if (busy) {
+        conn_error(c, "BUSYKEY Target key name already exists.");
+    } else if (st != CUDIS_OK) {
+        reply_engine_error(c, st);
+    } else {
+        reply_ok(c);
+    }
 }
 
 /* ------------------------------------------------------------------------
