@@ -206,13 +206,14 @@ class Node:
     RESP connection. start()/stop()/kill(); the same port and config file
     are used again by start() after stop()."""
 
-    def __init__(self, tmpdir, extra=()):
+    def __init__(self, tmpdir, extra=(), binary=None):
         self.dir = tmpdir
         self.extra = tuple(extra)
+        self.bin = binary or BIN
         self.proc = None
         self.c = None
         self.killed = False
-        self.is_redis = "redis-server" in os.path.basename(BIN)
+        self.is_redis = "redis-server" in os.path.basename(self.bin)
         for attempt in range(3):
             self.port = pick_port()
             self.conf = os.path.join(tmpdir, "nodes-%d.conf" % self.port)
@@ -221,7 +222,7 @@ class Node:
                 return
 
     def args(self):
-        a = [BIN]
+        a = [self.bin]
         if self.is_redis:
             a += ["--save", "", "--appendonly", "no"]
         else:
@@ -248,7 +249,7 @@ class Node:
             self.proc.wait()
         if must:
             sys.stderr.write(self.log_tail())
-            raise RuntimeError("cluster node %s on port %d did not start" % (BIN, self.port))
+            raise RuntimeError("cluster node %s on port %d did not start" % (self.bin, self.port))
         return False
 
     def call(self, *args):
@@ -334,8 +335,8 @@ class ClusterCase(unittest.TestCase):
             sys.stderr.write("node %d exited %s:\n%s\n" % (port, rc, tail))
         self.assertEqual(bad, [], "nodes did not exit 0 on SIGTERM")
 
-    def node(self, extra=()):
-        n = Node(self.tmp, extra)
+    def node(self, extra=(), binary=None):
+        n = Node(self.tmp, extra, binary)
         self.all_nodes.append(n)
         return n
 
@@ -383,10 +384,11 @@ class ClusterCase(unittest.TestCase):
             return all(v == views[0] for v in views)
         self.wait_for("cluster of %d joined" % len(nodes), ok, timeout)
 
-    def form(self, count=3, extra=()):
+    def form(self, count=3, extra=(), binaries=None):
         """count nodes joined by hand: ADDSLOTSRANGE as redis-cli splits
-        them, SET-CONFIG-EPOCH 1..count, MEET the first; wait until joined."""
-        nodes = [self.node(extra) for _ in range(count)]
+        them, SET-CONFIG-EPOCH 1..count, MEET the first; wait until joined.
+        binaries: each node's server (default: the one under test)."""
+        nodes = [self.node(extra, binaries[i] if binaries else None) for i in range(count)]
         for i, (n, (lo, hi)) in enumerate(zip(nodes, split_slots(count))):
             self.assertEqual(n.call("CLUSTER", "ADDSLOTSRANGE", lo, hi), "OK")
             self.assertEqual(n.call("CLUSTER", "SET-CONFIG-EPOCH", i + 1), "OK")
