@@ -898,6 +898,10 @@ static void info_text(sbuf *o)
 void cluster_info(sbuf *o)
 {
     sbuf_printf(o, "cluster_enabled:%d\r\n", srv.cfg.cluster_enabled ? 1 : 0);
+    if (srv.cfg.cluster_enabled) { /* cudis's: key names GETKEYSINSLOT's index holds */
+        sbuf_printf(o, "cluster_slot_index_keys:%llu\r\n",
+                    (unsigned long long)slotkeys_names());
+    }
 }
 
 /* ------------------------------------------------------------------------

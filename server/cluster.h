@@ -150,6 +150,7 @@ long long slotkeys_get(conn *c, int slot, long long max, sbuf *out);
 typedef struct loop loop;
 void slotkeys_drop_slot(loop *lp, int slot);
 bool slotkeys_any(int slot);
+uint64_t slotkeys_names(void); /* names held (INFO cluster_slot_index_keys) */
 
 /* cluster_bus.c: links, messages, the cron (failure detection). */
 int cl_bus_listen(void);

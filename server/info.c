@@ -170,9 +170,9 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
             "connected_clients:%ld\r\ncluster_connections:%ld\r\nmaxclients:%lld\r\n"
             "client_recent_max_input_buffer:%llu\r\nclient_recent_max_output_buffer:%llu\r\n"
             "blocked_clients:%ld\r\ntracking_clients:%ld\r\nclients_in_timeout_table:%ld\r\n",
-            atomic_load(&srv.connected), cluster_links(), srv.cfg.maxclients, (unsigned long long)peak_in,
-            (unsigned long long)peak_out, clients_blocked(false), tracking_clients(),
-            clients_blocked(true));
+            atomic_load(&srv.connected), cluster_links(), srv.cfg.maxclients,
+            (unsigned long long)peak_in, (unsigned long long)peak_out, clients_blocked(false),
+            tracking_clients(), clients_blocked(true));
     }
     if (want("memory", argc, argv, lens, true)) {
         long long rss = info_rss_bytes();

@@ -150,7 +150,7 @@ static bool is_lookup(const cudis_op *op, uint8_t ev)
 bool keyspace_wants_events(void)
 {
     int nf = srv.cfg.notify_flags;
-    return tracking_active() || bighash_any() ||
+    return tracking_active() || bighash_any() || srv.cfg.cluster_enabled || /* slotkeys.c */
            ((nf & (NOTIFY_EXPIRED | NOTIFY_EVICTED)) && (nf & (NOTIFY_KEYSPACE | NOTIFY_KEYEVENT)));
 }
 

@@ -325,3 +325,11 @@ bool slotkeys_any(int slot)
     pthread_mutex_unlock(&sk_mu);
     return any;
 }
+
+uint64_t slotkeys_names(void)
+{
+    pthread_mutex_lock(&sk_mu);
+    uint64_t n = nentries;
+    pthread_mutex_unlock(&sk_mu);
+    return n;
+}
