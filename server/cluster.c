@@ -848,7 +848,7 @@ const char *cluster_script_check(const command *cmd, int argc, char **argv, uint
     }
     if (*slot == -1) {
         *slot = first;
-    } else if (*slot != first) {
+    } else if (*slot >= 0 && *slot != first) {
         return "ERR Script attempted to access keys that do not hash to the same slot";
     }
     return NULL;

@@ -105,7 +105,8 @@ void cluster_shutdown(void);
  * when it was refused, the error (Redis's redirection) written. */
 bool cluster_check(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
 /* A command a script calls: NULL, or Redis's error (a key of another
- * node or of another slot than the script's earlier ones, *slot). */
+ * node or, unless *slot is -2 (EVAL: cross-slot allowed), of another slot
+ * than the script's declared or earlier ones, *slot). */
 const char *cluster_script_check(const command *cmd, int argc, char **argv, uint32_t *lens,
                                  int *slot);
 void cluster_info(sbuf *o); /* INFO cluster */

@@ -37,6 +37,7 @@ static const struct {
              {"allow-cross-slot-keys", 16},
              {NULL, 0}};
 #define FN_NO_WRITES 1
+#define FN_CROSS_SLOT 16
 
 typedef struct fn_info {
     char *name;
@@ -522,7 +523,8 @@ static void fcall_generic(conn *c, int argc, char **argv, uint32_t *lens, bool r
         script_call call = {.name = f->name,
                             .numkeys = (int)numkeys,
                             .fn = true,
-                            .ro = ro || (f->flags & FN_NO_WRITES)};
+                            .ro = ro || (f->flags & FN_NO_WRITES),
+                            .one_slot = !(f->flags & FN_CROSS_SLOT)};
         run_info_set(true, f->name, argc, argv, lens);
         script_run(c, L, &call, argc, argv, lens);
         run_info_set(false, NULL, 0, NULL, NULL);

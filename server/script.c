@@ -827,7 +827,12 @@ void script_run(conn *c, lua_State *L, const script_call *call, int argc, char *
     S.name = call->name;
     __atomic_store_n(&S.fn, call->fn, __ATOMIC_RELAXED); /* other loops read it */
     S.ro = call->ro;
-    S.slot = -1;
+    /* cluster mode: the slot of the declared keys (dispatch checked they
+     * share one), which the keys a function touches must keep, as Redis
+     * (an EVAL script may touch local keys of any slot: -2) */
+    S.slot = !call->one_slot                  ? -2
+             : call->numkeys > 0 && argc > 3 ? (int)cluster_keyslot(argv[3], lens[3])
+                                             : -1;
     S.t0_ns = cudis_mono_ns();
     atomic_store(&kill_req, false);
     atomic_store(&wrote, false);

@@ -43,6 +43,8 @@ typedef struct script_call {
     int numkeys;      /* argv[3 .. 3+numkeys) are keys, the rest args */
     bool fn;          /* a function: gets (keys, args); FUNCTION KILL kills it */
     bool ro;          /* write commands fail (EVAL_RO, FCALL_RO, no-writes) */
+    bool one_slot;    /* cluster mode: keys it touches stay in its declared keys' slot
+                       * (functions without allow-cross-slot-keys; not EVAL, as Redis) */
 } script_call;
 
 /* Run the Lua function on top of L's stack (popped) for c, whose command

@@ -628,6 +628,35 @@ class SingleNode(ClusterCase):
         (me,) = n.nodes()
         self.assertEqual(me["id"], newid.decode())
 
+    def test_script_keeps_its_declared_slot(self):
+        """A function may touch undeclared keys only in the slot of its
+        declared keys (unless allow-cross-slot-keys); an EVAL script may
+        touch local keys of any slot (Redis's rule for scripts without a
+        shebang). All slots are this node's here."""
+        n = self.node()
+        self.assertEqual(n.call("CLUSTER", "ADDSLOTSRANGE", 0, NSLOTS - 1), "OK")
+        self.wait_for("state ok", lambda: n.info().get("cluster_state") == "ok")
+        a, other = "{s1}a", "{s2}b"
+        self.assertNotEqual(key_slot(a), key_slot(other))
+        script = "redis.call('set', KEYS[1], 1); return redis.call('get', '%s')" % other
+        self.assertEqual(n.call("EVAL", script, 1, a), None)
+        lib = ("#!lua name=slots\n"
+               "redis.register_function('cross', function(keys, args)\n"
+               "  redis.call('set', keys[1], 1)\n"
+               "  return redis.call('get', '%s')\n"
+               "end)\n"
+               "redis.register_function{function_name='crossok', callback=function(keys, args)\n"
+               "  redis.call('set', keys[1], 1)\n"
+               "  return redis.call('get', '%s')\n"
+               "end, flags={'allow-cross-slot-keys'}}\n") % (other, other)
+        self.assertEqual(n.call("FUNCTION", "LOAD", lib), b"slots")
+        got = n.call("FCALL", "cross", 1, a)
+        self.assertIsInstance(got, Err)
+        self.assertTrue(got.startswith("ERR Script attempted to access keys that do not hash to "
+                                       "the same slot"), got)
+        self.assertEqual(n.call("FCALL", "crossok", 1, a), None)
+        self.assertEqual(n.call("FCALL", "cross", 1, "{s2}z"), None)
+
     def test_slot_index_follows_evictions(self):
         """cudis keeps the key names of each slot for GETKEYSINSLOT; keys the
         store evicts leave it (INFO cluster_slot_index_keys, cudis's), and
