@@ -730,7 +730,7 @@ bool cluster_check(conn *c, const command *cmd, int argc, char **argv, uint32_t 
 {
     query q = {.slot = -1};
     int rc = RD_NONE;
-    bool any_write = false, asking_cmd = false;
+    bool any_write = false;
     if (cmd->fn == cmd_exec) {
         if (c->multi == NULL) {
             return true;
@@ -744,7 +744,6 @@ bool cluster_check(conn *c, const command *cmd, int argc, char **argv, uint32_t 
         rc = query_keys(c, &q, cmd, argc, argv, lens);
         any_write = is_write(cmd);
     }
-    (void)asking_cmd;
     cl_node *to = NULL;
     if (rc == RD_NONE && q.slot >= 0) {
         bool shard = cmd->fn == cmd_spublish || cmd->fn == cmd_ssubscribe ||

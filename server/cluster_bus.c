@@ -14,7 +14,8 @@
  * nodes (name, ping sent and pong received in seconds, ip, port, bus
  * port, flags); FAIL names the failed node; UPDATE carries a node's config
  * epoch, name and slot bitmap. Extensions (hostname, forgotten node, shard
- * id) are read when the sender flags them; cudis sends none yet.
+ * id) are read when the sender flags them; cudis sends its hostname
+ * (cluster-announce-hostname) as Redis 7.0 does, when it has one.
  *
  * The algorithm is Redis's: MEET starts a handshake (the met node learns
  * us, the PONG tells our name for it); every 100 ms the cron pings nodes
@@ -247,7 +248,11 @@ static void send_ping(cl_link *l, int type)
         pfail += (cl.nodes[i]->flags & CLN_PFAIL) != 0;
     }
     int cap = (wanted > 0 ? wanted : 0) + pfail;
-    uint8_t *m = xcalloc(1, HDR_LEN + (size_t)cap * GOSSIP_LEN);
+    /* our hostname, as Redis 7 sends it: an extension after the gossip
+     * (length, type 0, NUL-terminated name padded to 8 bytes) */
+    size_t hlen = strlen(cl.myself->hostname);
+    size_t ext = hlen > 0 ? 8 + ((hlen + 1 + 7) & ~(size_t)7) : 0;
+    uint8_t *m = xcalloc(1, HDR_LEN + (size_t)cap * GOSSIP_LEN + ext);
     cl_node **picked = xcalloc((size_t)cap + 1, sizeof(*picked));
     int count = 0;
     for (int tries = 0; count < wanted && tries < wanted * 3 && cl.nnodes > 0; tries++) {
@@ -275,8 +280,19 @@ static void send_ping(cl_link *l, int type)
         }
     }
     uint32_t len = HDR_LEN + (uint32_t)count * GOSSIP_LEN;
+    if (ext > 0) {
+        uint8_t *e = m + len;
+        put32(e, (uint32_t)ext);
+        put16(e + 4, 0); /* CLUSTERMSG_EXT_TYPE_HOSTNAME */
+        memcpy(e + 8, cl.myself->hostname, hlen);
+        len += (uint32_t)ext;
+    }
     build_hdr(m, type, len);
     put16(m + O_COUNT, (uint16_t)count);
+    if (ext > 0) {
+        put16(m + O_EXTS, 1);
+        m[O_MFLAGS] |= FLAG0_EXT_DATA;
+    }
     if (type == MSG_PING && l->node != NULL && l->node->ping_sent == 0) {
         l->node->ping_sent = cudis_now_ms();
     }
@@ -462,7 +478,7 @@ static void gossip_in(cl_node *sender, const uint8_t *g, int count, int64_t now)
 }
 
 /* Extensions after the gossip: their total length, -1 if malformed. */
-static long exts_len(const uint8_t *p, size_t room, int n, cl_node *sender)
+static long exts_len(const uint8_t *p, size_t room, int n, cl_node *sender, bool *got_host)
 {
     size_t at = 0;
     for (int i = 0; i < n; i++) {
@@ -477,6 +493,7 @@ static long exts_len(const uint8_t *p, size_t room, int n, cl_node *sender)
         if (sender != NULL && type == 0) { /* hostname */
             snprintf(sender->hostname, sizeof(sender->hostname), "%.*s", (int)(len - 8),
                      (const char *)p + at + 8);
+            *got_host = true;
         } else if (sender != NULL && type == 1 && len >= 8 + CLUSTER_NAMELEN + 8) {
             cl_node *gone = cl_node_find((const char *)p + at + 8);
             if (gone != NULL && gone != cl.myself) {
@@ -543,13 +560,19 @@ static bool process(cl_link *l, const uint8_t *m, uint32_t totlen)
     if (sender != NULL && (sender->flags & CLN_HANDSHAKE)) {
         sender = NULL;
     }
+    bool got_host = false;
     if ((type == MSG_PING || type == MSG_PONG || type == MSG_MEET) &&
         (m[O_MFLAGS] & FLAG0_EXT_DATA)) {
-        long x = exts_len(m + explen, totlen - explen, get16(m + O_EXTS), sender);
+        long x = exts_len(m + explen, totlen - explen, get16(m + O_EXTS), sender, &got_host);
         if (x < 0) {
             return false;
         }
         explen += (size_t)x;
+    }
+    if (sender != NULL && !got_host && sender->hostname[0] &&
+        (type == MSG_PING || type == MSG_PONG || type == MSG_MEET)) {
+        sender->hostname[0] = '\0'; /* it announces none (any more), as Redis reads it */
+        cl.dirty = true;
     }
     if (explen != totlen) {
         return false;

@@ -89,6 +89,33 @@ class Mixed(ClusterCase):
                           lambda: "fail" in [p for p in n.nodes() if p["id"] == r2.id][0]["flags"],
                           10)
 
+    def test_hostnames_travel_both_ways(self):
+        """cluster-announce-hostname reaches the other kind through the
+        bus's hostname extension and shows in its CLUSTER NODES."""
+        r = self.node(["--cluster-announce-hostname", "redis-a"], REDIS)
+        c = self.node(["--cluster-announce-hostname", "cudis-b"], test_cluster.BIN)
+        self.assertEqual(r.call("CLUSTER", "ADDSLOTSRANGE", 0, 8191), "OK")
+        self.assertEqual(c.call("CLUSTER", "ADDSLOTSRANGE", 8192, 16383), "OK")
+        self.assertEqual(r.call("CLUSTER", "SET-CONFIG-EPOCH", 1), "OK")
+        self.assertEqual(c.call("CLUSTER", "SET-CONFIG-EPOCH", 2), "OK")
+        self.assertEqual(c.call("CLUSTER", "MEET", "127.0.0.1", r.port), "OK")
+        # (not wait_joined: CLUSTER SLOTS now carries the hostnames)
+        self.wait_for("joined", lambda: all(n.info().get("cluster_known_nodes") == "2" and
+                                            n.info().get("cluster_state") == "ok"
+                                            for n in (r, c)), 20)
+
+        def peer_addr(n, port):
+            return [p["addr"] for p in n.nodes() if p["addr"].startswith("127.0.0.1:%d@" % port)]
+        self.wait_for("redis shows cudis's hostname",
+                      lambda: peer_addr(r, c.port) == ["127.0.0.1:%d@%d,cudis-b" % (c.port, c.port + 10000)])
+        self.wait_for("cudis shows redis's hostname",
+                      lambda: peer_addr(c, r.port) == ["127.0.0.1:%d@%d,redis-a" % (r.port, r.port + 10000)])
+        # and CLUSTER SLOTS gives it as the node's networking metadata
+        for n in (r, c):
+            entries = {e[2][1]: e[2][3] for e in n.call("CLUSTER", "SLOTS")}
+            self.assertEqual(entries, {r.port: [b"hostname", b"redis-a"],
+                                       c.port: [b"hostname", b"cudis-b"]})
+
 
 if __name__ == "__main__":
     if not os.path.exists(REDIS):
