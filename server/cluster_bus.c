@@ -496,7 +496,7 @@ static long exts_len(const uint8_t *p, size_t room, int n, cl_node *sender, bool
             *got_host = true;
         } else if (sender != NULL && type == 1 && len >= 8 + CLUSTER_NAMELEN + 8) {
             cl_node *gone = cl_node_find((const char *)p + at + 8);
-            if (gone != NULL && gone != cl.myself) {
+            if (gone != NULL && gone != cl.myself && gone != sender) {
                 cl_forget_add(gone->name, (int64_t)get64(p + at + 8 + CLUSTER_NAMELEN) * 1000);
                 cl_node_del(gone);
             }
