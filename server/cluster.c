@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/random.h>
 #include <unistd.h>
 
@@ -386,6 +387,11 @@ static void nodes_text(sbuf *o, bool for_file)
  * the last of them; the cluster tells the node again). */
 static uint64_t synced_current = UINT64_MAX, synced_config = UINT64_MAX;
 
+/* The file nodes.conf names now, held with flock so that a second node
+ * started with the same file refuses to run (Redis's rule). Each save
+ * locks its new file before renaming it into place. */
+static int lock_fd = -1;
+
 int cl_save(bool fsync_always)
 {
     const char *path = srv.cfg.cluster_config_file;
@@ -395,7 +401,7 @@ int cl_save(bool fsync_always)
                 cl.last_vote_epoch);
     char tmp[4096];
     snprintf(tmp, sizeof(tmp), "%s.tmp-%d", path, (int)getpid());
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int rc = -1;
     if (fd >= 0) {
         size_t off = 0;
@@ -408,15 +414,19 @@ int cl_save(bool fsync_always)
         }
         bool sync = fsync_always || cl.current_epoch != synced_current ||
                     cl.myself->config_epoch != synced_config;
-        if (off == o.len && (!sync || fsync(fd) == 0) && close(fd) == 0) {
+        if (off == o.len && (!sync || fsync(fd) == 0) && flock(fd, LOCK_EX | LOCK_NB) == 0) {
             if (sync) {
                 synced_current = cl.current_epoch;
                 synced_config = cl.myself->config_epoch;
             }
-            fd = -1;
             rc = rename(tmp, path);
         }
-        if (fd >= 0) {
+        if (rc == 0) {
+            if (lock_fd >= 0) {
+                close(lock_fd);
+            }
+            lock_fd = fd; /* the lock moves to the file in place */
+        } else {
             close(fd);
         }
     }
@@ -578,6 +588,17 @@ int cluster_setup(void)
     memset(&cl, 0, sizeof(cl));
     cl.start_ms = cudis_now_ms();
     char err[512] = "";
+    lock_fd = open(srv.cfg.cluster_config_file, O_RDONLY | O_CLOEXEC);
+    if (lock_fd >= 0 && flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        log_msg(LL_WARNING,
+                "Sorry, the cluster configuration file %s is already used by a different Redis "
+                "Cluster node. Please make sure that different nodes use different cluster "
+                "configuration files.",
+                srv.cfg.cluster_config_file);
+        close(lock_fd);
+        lock_fd = -1;
+        return -1;
+    }
     int rc = load_config(err, sizeof(err));
     if (rc < 0) {
         log_msg(LL_WARNING, "Loading the cluster config file %s: %s",
@@ -629,6 +650,10 @@ void cluster_shutdown(void)
     free(cl.nodes);
     free(cl.forgotten);
     memset(&cl, 0, sizeof(cl));
+    if (lock_fd >= 0) {
+        close(lock_fd);
+        lock_fd = -1;
+    }
     cl_unlock();
     slotkeys_clear();
 }

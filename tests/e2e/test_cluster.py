@@ -628,6 +628,26 @@ class SingleNode(ClusterCase):
         (me,) = n.nodes()
         self.assertEqual(me["id"], newid.decode())
 
+    def test_config_file_serves_one_node(self):
+        """A second node started with the same cluster-config-file refuses to
+        run (exit 1, Redis's message), also after the first saved it; once
+        the first stops, a node started on the file is that node again."""
+        a = self.node()
+        self.assertEqual(a.call("CLUSTER", "ADDSLOTS", 1), "OK")  # a save: a new file
+        myid = a.call("CLUSTER", "MYID")
+        args = Node.args(a)
+        args[args.index("--port") + 1] = str(pick_port())
+        p = subprocess.run(args, capture_output=True, timeout=20, cwd=a.dir)
+        self.assertEqual(p.returncode, 1)
+        out = (p.stdout + p.stderr).decode("utf-8", "replace")
+        if not out.strip():  # (a logfile would hold it)
+            out = a.log_tail()
+        self.assertIn("Sorry, the cluster configuration file %s is already used by a different "
+                      "Redis Cluster node." % a.conf, out)
+        self.assertEqual(a.stop(), 0)
+        a.start()
+        self.assertEqual(a.call("CLUSTER", "MYID"), myid)
+
     def test_script_keeps_its_declared_slot(self):
         """A function may touch undeclared keys only in the slot of its
         declared keys (unless allow-cross-slot-keys); an EVAL script may
