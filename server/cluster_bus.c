@@ -61,6 +61,7 @@ enum {
 #define FLAG0_EXT_DATA 4
 #define REPORT_VALIDITY_MULT 2
 #define FAIL_UNDO_MULT 2
+#define FORGET_TTL_MAX_S 3600 /* Redis sends the 60 s of CLUSTER FORGET's blacklist, less elapsed */
 
 /* header offsets */
 enum {
@@ -497,7 +498,11 @@ static long exts_len(const uint8_t *p, size_t room, int n, cl_node *sender, bool
         } else if (sender != NULL && type == 1 && len >= 8 + CLUSTER_NAMELEN + 8) {
             cl_node *gone = cl_node_find((const char *)p + at + 8);
             if (gone != NULL && gone != cl.myself && gone != sender) {
-                cl_forget_add(gone->name, (int64_t)get64(p + at + 8 + CLUSTER_NAMELEN) * 1000);
+                uint64_t ttl = get64(p + at + 8 + CLUSTER_NAMELEN); /* seconds */
+                if (ttl > FORGET_TTL_MAX_S) {
+                    ttl = FORGET_TTL_MAX_S; /* a peer's number, bounded before it is scaled */
+                }
+                cl_forget_add(gone->name, (int64_t)ttl * 1000);
                 cl_node_del(gone);
             }
         }
