@@ -956,6 +956,15 @@ static bool enabled(conn *c)
     static void name##_body(conn *c UNUSED_ARG, int argc UNUSED_ARG, char **argv UNUSED_ARG,       \
                             uint32_t *lens UNUSED_ARG)
 
+static void reply_err_or_ok(conn *c, const char *err)
+{
+    if (err != NULL) {
+        conn_error(c, err);
+    } else {
+        reply_ok(c);
+    }
+}
+
 /* A slot argument: -1 with Redis's error replied. */
 static int slot_arg(conn *c, const char *s, uint32_t len)
 {
@@ -1372,11 +1381,7 @@ CH(cmd_cluster_setslot)
         }
     }
     cl_unlock();
-    if (err[0]) {
-        conn_error(c, err);
-    } else {
-        reply_ok(c);
-    }
+    reply_err_or_ok(c, err[0] ? err : NULL);
 }
 
 CH(cmd_cluster_meet)
@@ -1435,11 +1440,7 @@ CH(cmd_cluster_forget)
         cl_save(false);
     }
     cl_unlock();
-    if (err != NULL) {
-        conn_error(c, err);
-    } else {
-        reply_ok(c);
-    }
+    reply_err_or_ok(c, err);
 }
 
 CH(cmd_cluster_reset)
@@ -1523,11 +1524,7 @@ CH(cmd_cluster_set_config_epoch)
         cl_save(false);
     }
     cl_unlock();
-    if (err != NULL) {
-        conn_error(c, err);
-    } else {
-        reply_ok(c);
-    }
+    reply_err_or_ok(c, err);
 }
 
 CH(cmd_cluster_bumpepoch)

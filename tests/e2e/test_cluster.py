@@ -679,8 +679,9 @@ class SingleNode(ClusterCase):
 
     def test_slot_index_follows_evictions(self):
         """cudis keeps the key names of each slot for GETKEYSINSLOT; keys the
-        store evicts leave it (INFO cluster_slot_index_keys, cudis's), and
-        the counts stay exact. On redis-server only the counts are checked."""
+        store evicts leave it (INFO cluster_slot_index_keys, cudis's, equals
+        DBSIZE), and the counts stay exact. On redis-server only the counts
+        are checked."""
         n = self.node(["--maxmemory", "32mb", "--maxmemory-policy", "allkeys-lru"])
         self.assertEqual(n.call("CLUSTER", "ADDSLOTSRANGE", 0, NSLOTS - 1), "OK")
         self.wait_for("state ok", lambda: n.info().get("cluster_state") == "ok")
@@ -701,10 +702,7 @@ class SingleNode(ClusterCase):
         self.assertTrue(all(n.call("EXISTS", k) == 1 for k in got[:200]))
         if not n.is_redis:
             names = int(info_dict(n.call("INFO", "cluster"))["cluster_slot_index_keys"])
-            # a superset by design (a lost event may leave a name), but one
-            # that follows the store, not every key ever written
-            self.assertGreaterEqual(names, size)
-            self.assertLess(names, size * 1.1, (names, size))
+            self.assertEqual(names, size, "every key evicted left the index")
 
     def test_restart_reloads_nodes_conf(self):
         n = self.node()

@@ -618,7 +618,7 @@ ENGINE_TEST(large_values_up_to_the_budget)
     engine_config cfg;
     conf_default(&cfg); /* 16 MiB */
     if (p->shards > 1) {
-        cr_skip_test("a value must fit one shard's budget (1/%u of it): 6 MiB of 16", p->shards);
+        cfg.memory_bytes *= p->shards; /* a value must fit one shard: 16 MiB each */
     }
     cfg.max_val_len = 64u << 20;
     engine *e = open_cfg(p, &cfg);
@@ -1578,11 +1578,10 @@ ENGINE_TEST(model_roomy)
 ENGINE_TEST(model_tight_budget)
 {
     T_NEED_STORE(p);
-    /* about a third of the working set fits: evictions all the time */
-    if (p->shards > 1) {
-        cr_skip_test("64 KiB split %u ways is below the smallest table", p->shards);
-    }
-    model_run(p, 64 << 10, 1, 7, 2000, 2000);
+    /* about a third of the working set fits: evictions all the time (a
+     * sharded engine: 64 KiB and 2000 keys' worth a shard) */
+    int s = p->shards > 1 ? (int)p->shards : 1;
+    model_run(p, (uint64_t)(64 << 10) * (uint64_t)s, 1, 7, 2000, 2000 * s);
 }
 
 ENGINE_TEST(model_threads)
