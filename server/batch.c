@@ -158,6 +158,7 @@ uint32_t batch_add_op(batcher *b, uint8_t code, uint16_t flags, const char *key,
     op->expire_ms = expire_ms;
     b->meta[i].who = b->who;
     b->meta[i].ev = b->ev;
+    b->meta[i].write = write;
     if (i == 0) {
         b->open_ns = cudis_mono_ns();
     }
@@ -242,6 +243,14 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
     b->out = cb.out;
     b->out_cap = cb.out_cap;
     STAT_ADD(st->outbuf_reruns, reruns);
+    uint64_t changes = 0; /* INFO rdb_changes_since_last_save, the save schedule */
+    for (uint32_t i = 0; i < b->nops; i++) {
+        changes += b->meta[i].write && (b->res[i].flags & CUDIS_R_DONE) &&
+                   cudis_db_counted(b->ops[i].db);
+    }
+    if (changes > 0) {
+        rdb_changed(changes);
+    }
     keyspace_batch_done(b, &cb);
     return CUDIS_OK;
 }
@@ -251,6 +260,7 @@ int batch_exec(batcher *b, engine *e, int64_t now_ms)
     if (b->nops == 0) {
         return CUDIS_OK;
     }
+    rdb_guard(b); /* a snapshot running saves the keys this batch writes first */
     cudis_batch cb;
     batch_view(b, now_ms, &cb);
     return batch_after(b, &b->st, e, now_ms, engine_execute(e, &cb));
@@ -393,6 +403,7 @@ void batch_flush(batch_flusher *f, engine *e, int reason)
         if (lock != NULL) {
             pthread_rwlock_rdlock(lock);
         }
+        rdb_guard(b);
         batch_swap(&f->flight, b);
         batch_view(&f->flight, now, &f->fcb);
         if (engine_queue_submit(f->q, &f->fcb) == CUDIS_OK) {

@@ -59,6 +59,7 @@ enum {
 typedef struct op_meta {
     uint64_t who;
     uint8_t ev;
+    bool write; /* the op may change its key (a BGSAVE saves the key first: rdb_guard) */
 } op_meta;
 
 #define HIST_BUCKETS 24

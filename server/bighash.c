@@ -1092,10 +1092,9 @@ bool bighash_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens)
 /* Every chunk read: the fields, in chunk order, as one encoded hash into
  * out (unless NULL), and (bytes not NULL) the chunks' memory as MEMORY
  * USAGE counts an item added to *bytes. */
-static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const bh_head *h,
+static bool gather(batcher *b, uint8_t pdb, const char *key, uint32_t klen, const bh_head *h,
                    sbuf *out, long long *bytes)
 {
-    batcher *b = &lp->b;
     uint32_t nc = chunk_count(h);
     ckey k;
     ckey_init(&k, key, klen);
@@ -1111,7 +1110,7 @@ static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const 
             uint32_t o = chunk_op(b, pdb, &k, i, CUDIS_OP_GET, NULL, 0, 0, false);
             b->ops[o].flags |= CUDIS_F_NOTOUCH;
         }
-        (void)run(lp);
+        (void)batch_exec(b, srv.eng, cudis_now_ms());
         for (uint32_t j = 0; j < b->nops; j++) {
             const cudis_result *r = &b->res[j];
             if (r->status != CUDIS_OK) {
@@ -1134,6 +1133,15 @@ static bool gather(loop *lp, uint8_t pdb, const char *key, uint32_t klen, const 
         out->p[i] = (char)(uint8_t)(count >> (8 * i));
     }
     return ok;
+}
+
+bool bighash_gather(batcher *b, uint8_t pdb, const char *key, uint32_t klen, const uint8_t *hv,
+                    uint32_t hn, sbuf *out)
+{
+    cudis_result r = {.flags = CUDIS_R_FOUND | CUDIS_R_VALUE, .val_len = hn,
+                      .type = CUDIS_TYPE_BIGHASH};
+    bh_head h;
+    return head_of(&r, hv, &h) && gather(b, pdb, key, klen, &h, out, NULL);
 }
 
 static int whole(conn *c, const char *key, uint32_t klen, sbuf *out, long long *bytes);
@@ -1175,7 +1183,7 @@ static int whole(conn *c, const char *key, uint32_t klen, sbuf *out, long long *
             (void)not_big(c, pdb, key, klen, &known);
         } else {
             batch_reset(b);
-            rc = gather(c->lp, pdb, key, klen, &h, out, bytes) ? 1 : CUDIS_E_NOMEM;
+            rc = gather(&c->lp->b, pdb, key, klen, &h, out, bytes) ? 1 : CUDIS_E_NOMEM;
         }
     }
     excl_end(c->lp, locked);
@@ -1204,7 +1212,7 @@ void bighash_unchunk(conn *c, const char *key, uint32_t klen)
         } else {
             batch_reset(b);
             sbuf all = {0};
-            if (gather(c->lp, pdb, key, klen, &h, &all, NULL)) {
+            if (gather(&c->lp->b, pdb, key, klen, &h, &all, NULL)) {
                 /* one item again, its expiry kept; then the chunks go */
                 uint32_t i = bh_op(b, pdb, CUDIS_OP_SET, CUDIS_F_KEEPTTL, key, klen, all.p,
                                    (uint32_t)all.len, 0, CUDIS_TYPE_HASH, true);

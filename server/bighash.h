@@ -64,6 +64,13 @@ int bighash_memory(conn *c, const char *key, uint32_t klen, long long *bytes);
 /* SORT's *->field of a big hash: 1 with the value appended to out, 0
  * when the key is no big hash or has no such field, or a CUDIS_E_*. */
 int bighash_field(conn *c, const char *key, uint32_t klen, const char *f, uint32_t flen, sbuf *out);
+/* The fields of the big hash whose head's value is hv (hn bytes, as a GET
+ * returned it), read with batcher b (engine database pdb | BH_HIDDEN),
+ * as one encoded hash in out: false when hv is no head or a read failed.
+ * Runs b at once: the caller holds the engine as batch_exec wants it. */
+typedef struct batcher batcher;
+bool bighash_gather(batcher *b, uint8_t pdb, const char *key, uint32_t klen, const uint8_t *hv,
+                    uint32_t hn, sbuf *out);
 /* A big hash made one item again (DUMP, RENAME, COPY, MOVE then treat it
  * as any hash); nothing when the key is not one. */
 void bighash_unchunk(conn *c, const char *key, uint32_t klen);

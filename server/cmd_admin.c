@@ -218,10 +218,17 @@ H(cmd_info)
 
 H(cmd_shutdown)
 {
-    bool abort_ = false;
+    bool abort_ = false, save = false, nosave = false;
     for (int j = 1; j < argc; j++) {
-        if (util_eq(argv[j], lens[j], "nosave") || util_eq(argv[j], lens[j], "save") ||
-            util_eq(argv[j], lens[j], "now") || util_eq(argv[j], lens[j], "force")) {
+        if (util_eq(argv[j], lens[j], "nosave")) {
+            nosave = true;
+            continue;
+        }
+        if (util_eq(argv[j], lens[j], "save")) {
+            save = true;
+            continue;
+        }
+        if (util_eq(argv[j], lens[j], "now") || util_eq(argv[j], lens[j], "force")) {
             continue;
         }
         if (util_eq(argv[j], lens[j], "abort")) {
@@ -235,16 +242,18 @@ H(cmd_shutdown)
         conn_error(c, "ERR No shutdown in progress.");
         return;
     }
+    if (save && nosave) {
+        conn_error(c, "ERR syntax error");
+        return;
+    }
+    if (rdb_shutdown_save(c->lp, save, nosave) != 0) {
+        conn_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
+        return;
+    }
     log_msg(LL_WARNING, "User requested shutdown (SHUTDOWN from id=%llu addr=%s)",
             (unsigned long long)c->id, c->addr);
     conn_close(c, NULL);
     server_request_shutdown();
-}
-
-H(cmd_lastsave)
-{
-    UNUSED3;
-    resp_int(&c->out, srv.start_ms / 1000);
 }
 
 H(cmd_role)
@@ -778,8 +787,10 @@ H(cmd_config_set)
         }
         opts[k] = o;
         if (!o->runtime) {
-            conn_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - can't set "
-                           "immutable config", name);
+            char why[64];
+            (void)config_set(&srv.cfg, o, "", true, why, sizeof(why)); /* says which kind */
+            conn_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s", name,
+                        why);
             failed = true;
             break;
         }

@@ -40,7 +40,9 @@
  * CRC-64 (Jones polynomial, reflected, as Redis's crc64)
  * ---------------------------------------------------------------------- */
 
-static uint64_t crc_table[256];
+/* Slicing by 8: table k maps a byte k places before the end of an 8-byte
+ * word (a dump.rdb of gigabytes is checked at load, so at GB/s). */
+static uint64_t crc_table[8][256];
 
 static void crc_init(void)
 {
@@ -50,26 +52,48 @@ static void crc_init(void)
         for (int k = 0; k < 8; k++) {
             c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
         }
-        crc_table[i] = c;
+        crc_table[0][i] = c;
     }
+    for (int i = 0; i < 256; i++) {
+        for (int t = 1; t < 8; t++) {
+            uint64_t c = crc_table[t - 1][i];
+            crc_table[t][i] = crc_table[0][c & 0xff] ^ (c >> 8);
+        }
+    }
+}
+
+uint64_t rdb_crc64(uint64_t crc, const void *data, size_t n)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, crc_init);
+    const uint8_t *p = data;
+    while (n >= 8) {
+        uint64_t w;
+        memcpy(&w, p, 8); /* little-endian hosts (x86-64, aarch64) */
+        w ^= crc;
+        crc = crc_table[7][w & 0xff] ^ crc_table[6][(w >> 8) & 0xff] ^
+              crc_table[5][(w >> 16) & 0xff] ^ crc_table[4][(w >> 24) & 0xff] ^
+              crc_table[3][(w >> 32) & 0xff] ^ crc_table[2][(w >> 40) & 0xff] ^
+              crc_table[1][(w >> 48) & 0xff] ^ crc_table[0][w >> 56];
+        p += 8;
+        n -= 8;
+    }
+    for (size_t i = 0; i < n; i++) {
+        crc = crc_table[0][(uint8_t)(crc ^ p[i])] ^ (crc >> 8);
+    }
+    return crc;
 }
 
 static uint64_t crc64(const uint8_t *p, size_t n)
 {
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, crc_init);
-    uint64_t crc = 0;
-    for (size_t i = 0; i < n; i++) {
-        crc = crc_table[(uint8_t)(crc ^ p[i])] ^ (crc >> 8);
-    }
-    return crc;
+    return rdb_crc64(0, p, n);
 }
 
 /* ------------------------------------------------------------------------
  * DUMP
  * ---------------------------------------------------------------------- */
 
-static void put_len(sbuf *o, uint64_t n)
+void rdb_put_len(sbuf *o, uint64_t n)
 {
     uint8_t b[9];
     if (n < 64) {
@@ -139,7 +163,7 @@ static void put_str(sbuf *o, const uint8_t *v, uint32_t n)
 
 void rdb_put_string(sbuf *o, const void *s, size_t n)
 {
-    put_len(o, n);
+    rdb_put_len(o, n);
     sbuf_add(o, s, n);
 }
 
@@ -154,27 +178,27 @@ void rdb_put_footer(sbuf *o)
     sbuf_add(o, tail, 8);
 }
 
-void dump_payload(sbuf *d, const cudis_result *r, const uint8_t *v)
+void rdb_put_object(sbuf *d, uint32_t type, const uint8_t *v, uint32_t n)
 {
-    if (r->type == CUDIS_TYPE_ZSET) {
+    if (type == CUDIS_TYPE_ZSET) {
         /* RDB_TYPE_ZSET_2: members with 8-byte binary scores */
         uint8_t t = RDB_TYPE_ZSET_2;
         sbuf_add(d, &t, 1);
-        put_len(d, cudis_hash_count(v, r->val_len));
+        rdb_put_len(d, cudis_hash_count(v, n));
         cudis_hentry e;
-        COLL_FOREACH(v, r->val_len, at, e)
+        COLL_FOREACH(v, n, at, e)
         {
             put_str(d, e.f, e.flen);
             sbuf_add(d, e.v, e.vlen); /* the stored double, little-endian as RDB's */
         }
-    } else if (r->type == CUDIS_TYPE_HASH || r->type == CUDIS_TYPE_SET ||
-               r->type == CUDIS_TYPE_LIST) {
-        bool set = r->type != CUDIS_TYPE_HASH; /* members (elements) alone */
-        uint8_t t = r->type == CUDIS_TYPE_LIST ? RDB_TYPE_LIST : set ? RDB_TYPE_SET : RDB_TYPE_HASH;
+    } else if (type == CUDIS_TYPE_HASH || type == CUDIS_TYPE_SET ||
+               type == CUDIS_TYPE_LIST) {
+        bool set = type != CUDIS_TYPE_HASH; /* members (elements) alone */
+        uint8_t t = type == CUDIS_TYPE_LIST ? RDB_TYPE_LIST : set ? RDB_TYPE_SET : RDB_TYPE_HASH;
         sbuf_add(d, &t, 1);
-        put_len(d, cudis_hash_count(v, r->val_len));
+        rdb_put_len(d, cudis_hash_count(v, n));
         cudis_hentry e;
-        COLL_FOREACH(v, r->val_len, at, e)
+        COLL_FOREACH(v, n, at, e)
         {
             put_str(d, e.f, e.flen);
             if (!set) {
@@ -183,8 +207,13 @@ void dump_payload(sbuf *d, const cudis_result *r, const uint8_t *v)
         }
     } else {
         sbuf_add(d, "\0", 1); /* RDB_TYPE_STRING */
-        put_str(d, v, r->val_len);
+        put_str(d, v, n);
     }
+}
+
+void dump_payload(sbuf *d, const cudis_result *r, const uint8_t *v)
+{
+    rdb_put_object(d, r->type, v, r->val_len);
     rdb_put_footer(d);
 }
 
@@ -222,7 +251,7 @@ void cmd_dump(conn *c, int argc, char **argv, uint32_t *lens)
 typedef rdb_reader rd;
 
 /* An RDB length, or -1 for a special encoding (*enc set). */
-static bool get_len(rd *r, uint64_t *n, int *enc)
+bool rdb_get_len(rd *r, uint64_t *n, int *enc)
 {
     if (r->p >= r->end) {
         return false;
@@ -297,7 +326,7 @@ uint8_t *rdb_get_string(rd *r, uint32_t *len)
 {
     uint64_t n;
     int enc;
-    if (!get_len(r, &n, &enc)) {
+    if (!rdb_get_len(r, &n, &enc)) {
         return NULL;
     }
     if (enc >= 0) {
@@ -322,7 +351,7 @@ uint8_t *rdb_get_string(rd *r, uint32_t *len)
         }
         uint64_t clen, ulen;
         int e2;
-        if (!get_len(r, &clen, &e2) || e2 >= 0 || !get_len(r, &ulen, &e2) || e2 >= 0 ||
+        if (!rdb_get_len(r, &clen, &e2) || e2 >= 0 || !rdb_get_len(r, &ulen, &e2) || e2 >= 0 ||
             (uint64_t)(r->end - r->p) < clen || ulen > UINT32_MAX) {
             return NULL;
         }
@@ -377,7 +406,7 @@ static bool get_hash(rd *r, sbuf *o, int what)
     bool set = what != RD_HASH;
     uint64_t n;
     int enc;
-    if (!get_len(r, &n, &enc) || enc >= 0 || n == 0) {
+    if (!rdb_get_len(r, &n, &enc) || enc >= 0 || n == 0) {
         return false;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -400,7 +429,7 @@ static bool get_zset2(rd *r, sbuf *o)
 {
     uint64_t n;
     int enc;
-    if (!get_len(r, &n, &enc) || enc >= 0 || n == 0) {
+    if (!rdb_get_len(r, &n, &enc) || enc >= 0 || n == 0) {
         return false;
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -579,12 +608,12 @@ static bool get_quicklist(rd *r, sbuf *o)
 {
     uint64_t nodes;
     int enc;
-    if (!get_len(r, &nodes, &enc) || enc >= 0 || nodes == 0) {
+    if (!rdb_get_len(r, &nodes, &enc) || enc >= 0 || nodes == 0) {
         return false;
     }
     for (uint64_t i = 0; i < nodes; i++) {
         uint64_t container;
-        if (!get_len(r, &container, &enc) || enc >= 0) {
+        if (!rdb_get_len(r, &container, &enc) || enc >= 0) {
             return false;
         }
         if (container == 1) {
@@ -600,6 +629,58 @@ static bool get_quicklist(rd *r, sbuf *o)
         }
     }
     return true;
+}
+
+bool rdb_get_object(rd *r, uint8_t rdbtype, uint8_t *typep, uint8_t **vp, uint32_t *vlenp)
+{
+    uint32_t vlen = 0;
+    uint8_t *v = NULL;
+    uint8_t type = CUDIS_TYPE_STRING;
+    if (rdbtype == RDB_TYPE_STRING) {
+        v = rdb_get_string(r, &vlen);
+    } else {
+        sbuf h = {0};
+        sbuf_add(&h, "\0\0\0\0", CUDIS_HASH_HDR);
+        bool ok = false;
+        type = CUDIS_TYPE_SET;
+        switch (rdbtype) {
+        case RDB_TYPE_HASH:
+            type = CUDIS_TYPE_HASH;
+            ok = get_hash(r, &h, RD_HASH);
+            break;
+        case RDB_TYPE_HASH_LISTPACK:
+            type = CUDIS_TYPE_HASH;
+            ok = get_hash_listpack(r, &h, RD_HASH);
+            break;
+        case RDB_TYPE_ZSET_2:
+        case RDB_TYPE_ZSET_LISTPACK:
+            type = CUDIS_TYPE_ZSET;
+            ok = rdbtype == RDB_TYPE_ZSET_2 ? get_zset2(r, &h) : get_zset_listpack(r, &h);
+            if (ok) {
+                zset_normalize(&h);
+            }
+            break;
+        case RDB_TYPE_SET: ok = get_hash(r, &h, RD_SET); break;
+        case RDB_TYPE_SET_INTSET: ok = get_intset(r, &h); break;
+        case RDB_TYPE_SET_LISTPACK: ok = get_hash_listpack(r, &h, RD_SET); break;
+        case RDB_TYPE_LIST:
+        case RDB_TYPE_LIST_QUICKLIST_2:
+            type = CUDIS_TYPE_LIST;
+            ok = rdbtype == RDB_TYPE_LIST ? get_hash(r, &h, RD_LIST) : get_quicklist(r, &h);
+            break;
+        default: break;
+        }
+        if (ok) {
+            v = (uint8_t *)h.p;
+            vlen = (uint32_t)h.len;
+        } else {
+            sbuf_free(&h);
+        }
+    }
+    *typep = type;
+    *vp = v;
+    *vlenp = vlen;
+    return v != NULL;
 }
 
 bool rdb_footer_ok(const uint8_t *p, size_t n)
@@ -699,47 +780,7 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
     uint32_t vlen = 0;
     uint8_t *v = NULL;
     uint8_t type = CUDIS_TYPE_STRING;
-    if (pl[0] == RDB_TYPE_STRING) {
-        v = rdb_get_string(&r, &vlen);
-    } else {
-        sbuf h = {0};
-        sbuf_add(&h, "\0\0\0\0", CUDIS_HASH_HDR);
-        bool ok = false;
-        type = CUDIS_TYPE_SET;
-        switch (pl[0]) {
-        case RDB_TYPE_HASH:
-            type = CUDIS_TYPE_HASH;
-            ok = get_hash(&r, &h, RD_HASH);
-            break;
-        case RDB_TYPE_HASH_LISTPACK:
-            type = CUDIS_TYPE_HASH;
-            ok = get_hash_listpack(&r, &h, RD_HASH);
-            break;
-        case RDB_TYPE_ZSET_2:
-        case RDB_TYPE_ZSET_LISTPACK:
-            type = CUDIS_TYPE_ZSET;
-            ok = pl[0] == RDB_TYPE_ZSET_2 ? get_zset2(&r, &h) : get_zset_listpack(&r, &h);
-            if (ok) {
-                zset_normalize(&h);
-            }
-            break;
-        case RDB_TYPE_SET: ok = get_hash(&r, &h, RD_SET); break;
-        case RDB_TYPE_SET_INTSET: ok = get_intset(&r, &h); break;
-        case RDB_TYPE_SET_LISTPACK: ok = get_hash_listpack(&r, &h, RD_SET); break;
-        case RDB_TYPE_LIST:
-        case RDB_TYPE_LIST_QUICKLIST_2:
-            type = CUDIS_TYPE_LIST;
-            ok = pl[0] == RDB_TYPE_LIST ? get_hash(&r, &h, RD_LIST) : get_quicklist(&r, &h);
-            break;
-        default: break;
-        }
-        if (ok) {
-            v = (uint8_t *)h.p;
-            vlen = (uint32_t)h.len;
-        } else {
-            sbuf_free(&h);
-        }
-    }
+    (void)rdb_get_object(&r, pl[0], &type, &v, &vlen);
     if (v == NULL || r.p != r.end) {
         free(v);
         restore_refuse(c, argv, lens, replace, "ERR Bad data format");

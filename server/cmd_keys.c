@@ -1039,6 +1039,7 @@ void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
         return;
     }
     bool all = strcmp(c->cur_cmd->name, "flushall") == 0;
+    rdb_before_flush(c->lp, all);
     int rc = engine_flush(srv.eng, all ? CUDIS_DB_ALL : db_phys(c->db));
     if (srv.cfg.cluster_enabled && (all || c->db == 0)) {
         slotkeys_clear();
@@ -1052,6 +1053,9 @@ void cmd_flushall(conn *c, int argc, char **argv, uint32_t *lens)
         return;
     }
     tracking_flush_all(c->lp);
+    if (all) {
+        rdb_after_flushall(c->lp);
+    }
     reply_ok(c);
 }
 

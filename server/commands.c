@@ -252,6 +252,8 @@ static const command table[] = {
     {.name = "flushdb", .arity = -1, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_flushall, .group = "server", .since = "1.0.0", .summary = "Removes all keys from the current database.", .complexity = "O(N)"},
     {.name = "flushall", .arity = -1, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_flushall, .group = "server", .since = "1.0.0", .summary = "Removes all keys from all databases.", .complexity = "O(N)"},
     {.name = "lastsave", .arity = 1, .flags = CONN_F, .fn = cmd_lastsave, .group = "server", .since = "1.0.0", .summary = "Returns the Unix timestamp of the last successful save to disk."},
+    {.name = "save", .arity = 1, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_EXCL, .fn = cmd_save, .group = "server", .since = "1.0.0", .summary = "Synchronously saves the database(s) to disk.", .complexity = "O(N) where N is the total number of keys in all databases"},
+    {.name = "bgsave", .arity = -1, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_EXCL, .fn = cmd_bgsave, .group = "server", .since = "1.0.0", .summary = "Asynchronously saves the database(s) to disk.", .complexity = "O(1)"},
     {.name = "role", .arity = 1, .flags = CONN_F, .fn = cmd_role, .group = "server", .since = "2.8.12", .summary = "Returns the replication role."},
     {.name = "wait", .arity = 3, .flags = CMD_NOSCRIPT, .fn = cmd_wait, .group = "generic", .since = "3.0.0", .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
     {.name = "swapdb", .arity = 3, .flags = CMD_WRITE | CMD_FAST | CMD_EXCL, .fn = cmd_swapdb, .group = "server", .since = "4.0.0", .summary = "Swaps two Redis databases.", .complexity = "O(N)"},

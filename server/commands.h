@@ -279,6 +279,8 @@ struct command {
     X(cmd_dbsize)                                                                                  \
     X(cmd_flushall)                                                                                \
     X(cmd_lastsave)                                                                                \
+    X(cmd_save)                                                                                    \
+    X(cmd_bgsave)                                                                                  \
     X(cmd_role)                                                                                    \
     X(cmd_wait)                                                                                    \
     X(cmd_swapdb)                                                                                  \

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <strings.h>
 
@@ -146,7 +147,11 @@ const config_option config_table[] = {
     {"zset-max-ziplist-value", OPT_INT, "64", 0, LLONG_MAX, NULL, true, OFF(zset_max_listpack_value),
      "Alias of zset-max-listpack-value (Redis's older name)."},
     {"save", OPT_STR, "", 0, 0, NULL, true, OFF(save),
-     "Accepted for compatibility; cudis is a cache and never persists data."},
+     "Save points \"seconds changes [seconds changes ...]\": a BGSAVE starts when at least that many writes happened and that many seconds passed since the last save (Redis's \"3600 1 300 100 60 10000\"); empty (the default: cudis is a cache): none, and SHUTDOWN saves only when told SAVE."},
+    {"dir", OPT_STR, "./", 0, 0, NULL, false, OFF(dir),
+     "Directory of the RDB file (dbfilename) and its temp files; fixed at start, as dbfilename (Redis 7's protected configs: CONFIG SET cannot point file writes elsewhere)."},
+    {"dbfilename", OPT_STR, "dump.rdb", 0, 0, NULL, false, OFF(dbfilename),
+     "Name of the RDB file in dir: SAVE, BGSAVE and SHUTDOWN SAVE write it (Redis's RDB version 10), the server loads it at start when it exists."},
     {"appendonly", OPT_ENUM, "no", 0, 0, "no", false, OFF(appendonly),
      "Accepted for compatibility; always no (no persistence)."},
 };
@@ -350,11 +355,57 @@ static char *kevents_string(int f)
     return xstrdup(buf);
 }
 
+/* What Redis checks of these text options. */
+static bool str_valid(const config_option *o, const char *val, char *err, size_t errlen)
+{
+    if (!strcmp(o->name, "dbfilename") && (strchr(val, '/') != NULL || *val == '\0')) {
+        snprintf(err, errlen, "dbfilename can't be a path, just a filename");
+        return false;
+    }
+    if (!strcmp(o->name, "dir")) {
+        struct stat st;
+        if (stat(val, &st) != 0 || !S_ISDIR(st.st_mode)) {
+            snprintf(err, errlen, "Can't chdir to '%s': %s", val,
+                     errno ? strerror(errno) : strerror(ENOTDIR));
+            return false;
+        }
+    }
+    if (!strcmp(o->name, "save")) { /* pairs of non-negative integers, or empty */
+        const char *p = val;
+        int n = 0;
+        for (;;) {
+            while (*p == ' ') {
+                p++;
+            }
+            if (*p == '\0') {
+                break;
+            }
+            char *end;
+            errno = 0;
+            long long x = strtoll(p, &end, 10);
+            if (end == p || (*end != ' ' && *end != '\0') || errno != 0 || x < 0) {
+                n = -1;
+                break;
+            }
+            p = end;
+            n++;
+        }
+        if (n < 0 || n % 2 != 0) {
+            snprintf(err, errlen, "Invalid save parameters");
+            return false;
+        }
+    }
+    return true;
+}
+
 int config_set(srv_config *c, const config_option *o, const char *val, bool at_runtime, char *err,
                size_t errlen)
 {
     if (at_runtime && !o->runtime) {
-        snprintf(err, errlen, "can't set immutable config");
+        /* Redis 7 protects these two: a client must not point the server's
+         * file writes elsewhere */
+        bool prot = !strcmp(o->name, "dir") || !strcmp(o->name, "dbfilename");
+        snprintf(err, errlen, prot ? "can't set protected config" : "can't set immutable config");
         return -1;
     }
     switch (o->type) {
@@ -432,9 +483,13 @@ int config_set(srv_config *c, const config_option *o, const char *val, bool at_r
         return -1;
     }
     case OPT_STR: {
+        if (!str_valid(o, val, err, errlen)) {
+            return -1;
+        }
         char **s = field(c, o);
         retire(*s);
-        *s = xstrdup(val);
+        char *abs = !strcmp(o->name, "dir") ? realpath(val, NULL) : NULL; /* CONFIG GET: absolute */
+        *s = abs != NULL ? abs : xstrdup(val);
         return 0;
     }
     case OPT_COBL:

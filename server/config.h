@@ -64,6 +64,8 @@ typedef struct srv_config {
     long long hz;
     long long databases;
     char *save;
+    char *dir;
+    char *dbfilename;
     char *appendonly;
     long long slowlog_log_slower_than;
     long long slowlog_max_len;

@@ -729,15 +729,25 @@ void cmd_function_kill(conn *c, int argc, char **argv, uint32_t *lens)
     script_kill(c, true);
 }
 
+void function_rdb_put(sbuf *d)
+{
+    for (int i = 0; i < F.nlibs; i++) {
+        uint8_t op = RDB_OPCODE_FUNCTION2;
+        sbuf_add(d, &op, 1);
+        rdb_put_string(d, F.libs[i]->code, F.libs[i]->code_len);
+    }
+}
+
+int function_rdb_load(const uint8_t *code, uint32_t n, char *err, size_t errlen)
+{
+    return ctx_load(&F, (const char *)code, n, false, err, errlen) == NULL ? -1 : 0;
+}
+
 void cmd_function_dump(conn *c, int argc, char **argv, uint32_t *lens)
 {
     (void)argc, (void)argv, (void)lens;
     sbuf d = {0};
-    for (int i = 0; i < F.nlibs; i++) {
-        uint8_t op = RDB_OPCODE_FUNCTION2;
-        sbuf_add(&d, &op, 1);
-        rdb_put_string(&d, F.libs[i]->code, F.libs[i]->code_len);
-    }
+    function_rdb_put(&d);
     rdb_put_footer(&d);
     resp_bulk(&c->out, d.p, d.len);
     sbuf_free(&d);

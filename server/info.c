@@ -199,12 +199,7 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
     }
     if (want("persistence", argc, argv, lens, true)) {
         SECTION("Persistence");
-        sbuf_printf(o,
-                    "loading:0\r\nasync_loading:0\r\nrdb_changes_since_last_save:0\r\n"
-                    "rdb_bgsave_in_progress:0\r\nrdb_last_save_time:%lld\r\n"
-                    "rdb_last_bgsave_status:ok\r\naof_enabled:0\r\naof_rewrite_in_progress:0\r\n"
-                    "aof_last_write_status:ok\r\n",
-                    (long long)srv.start_ms / 1000);
+        rdb_info(o);
     }
     double ops_per_sec;
     __atomic_load(&srv.ops_per_sec, &ops_per_sec, __ATOMIC_RELAXED);

@@ -213,7 +213,9 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
             cudis_evbuf *ev = keyspace_wants_events() ? keyspace_evbuf(&lp->sweep_ev) : NULL;
             engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, ev); /* counted by the engine */
             uint64_t t1 = cudis_mono_ns();
-            engine_index_tick(srv.eng, now, ev); /* evictions are counted there too */
+            if (!rdb_bgsave_running()) { /* a snapshot's walk wants keys kept in place */
+                engine_index_tick(srv.eng, now, ev); /* evictions are counted there too */
+            }
             observe_event("index-resize", (cudis_mono_ns() - t1) / 1000);
             observe_event("expire-cycle", (cudis_mono_ns() - t0) / 1000);
             if (ev != NULL) {
@@ -224,6 +226,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
             }
         }
         bighash_tend(lp); /* chunks of hashes that went; waiting conversions */
+        rdb_cron(lp, now); /* the save schedule */
     }
     loop_drain(lp);
     struct timeval tv = {0, (suseconds_t)(1000000 / srv.cfg.hz)};

@@ -93,6 +93,7 @@ void server_state_setup(void)
     config_defaults(&srv.cfg);
     srv.start_ms = cudis_now_ms();
     srv.start_ns = cudis_mono_ns();
+    rdb_setup();
     atomic_store(&srv.next_id, 1);
     for (int i = 0; i < CUDIS_MAX_DBS; i++) {
         atomic_store(&srv.db_map[i], (uint8_t)i);

@@ -299,6 +299,10 @@ int server_start(void)
         listeners_close();
         return 1;
     }
+    if (rdb_load_at_start(&srv.loops[0]) != 0) { /* nothing is served before it is in */
+        listeners_close();
+        return 1;
+    }
     pidfile_write();
     log_msg(LL_NOTICE, "Ready to accept connections tcp port=%lld io-threads=%d", srv.cfg.port,
             srv.nloops);

@@ -489,6 +489,33 @@ uint64_t function_memory(void);
 uint64_t function_overhead(void);
 int function_count(void);
 int library_count(void);
+/* The libraries as RDB's FUNCTION2 records (FUNCTION DUMP, a snapshot);
+ * one library's code loaded (a dump.rdb's record): 0, or -1 with err. */
+void function_rdb_put(sbuf *o);
+int function_rdb_load(const uint8_t *code, uint32_t n, char *err, size_t errlen);
+
+/* rdb.c: persistence in Redis's RDB format (SAVE, BGSAVE, the save
+ * schedule, dump.rdb loaded at start). rdb_guard: before a batch runs,
+ * a BGSAVE in progress saves the keys it writes as they were (cheap when
+ * none runs); rdb_changed: writes applied (the dirty counter). */
+void rdb_guard(batcher *b);
+void rdb_changed(uint64_t n);
+bool rdb_bgsave_running(void);
+/* Loop 0's cron: the save schedule; a BGSAVE's walk has its own timer. */
+void rdb_cron(loop *lp, int64_t now_ms);
+/* FLUSHALL: a BGSAVE in progress stops (as Redis kills its child);
+ * FLUSHDB: it finishes first (its keys are still to be written). */
+void rdb_before_flush(loop *lp, bool all);
+/* After FLUSHALL, with save points set: the empty dataset saved (Redis's). */
+void rdb_after_flushall(loop *lp);
+void rdb_setup(void); /* at start: LASTSAVE is the start time */
+/* At start (listeners open, nothing served yet): load dir/dbfilename when
+ * it exists. 0, or -1 when it cannot be read (logged; the server exits). */
+int rdb_load_at_start(loop *lp);
+/* SHUTDOWN: save first when asked (or, without NOSAVE, when save points
+ * are set). 0, or -1 when the save failed (the shutdown is refused). */
+int rdb_shutdown_save(loop *lp, bool save, bool nosave);
+void rdb_info(sbuf *o);
 
 /* cmd_dump.c: Redis's serialization, for DUMP/RESTORE and FUNCTION
  * DUMP/RESTORE. A string is written raw (its length, its bytes); the
@@ -504,6 +531,18 @@ void dump_payload(sbuf *d, const cudis_result *r, const uint8_t *v);
 bool rdb_footer_ok(const uint8_t *p, size_t n);
 /* A string (raw, integer or LZF encoded), malloc'd; NULL when malformed. */
 uint8_t *rdb_get_string(rdb_reader *r, uint32_t *len);
+/* An RDB length; *enc >= 0 instead for a special string encoding. */
+bool rdb_get_len(rdb_reader *r, uint64_t *n, int *enc);
+void rdb_put_len(sbuf *o, uint64_t n);
+/* The RDB type byte and object of a value of cudis type `type` (not a
+ * big hash's head), as DUMP writes it. */
+void rdb_put_object(sbuf *o, uint32_t type, const uint8_t *v, uint32_t n);
+/* The object of RDB type `rdbtype` at r: *v (malloc'd, the engine's
+ * encoding) of cudis type *type; false on a type cudis does not keep or
+ * bad data. */
+bool rdb_get_object(rdb_reader *r, uint8_t rdbtype, uint8_t *type, uint8_t **v, uint32_t *vlen);
+/* CRC-64 as Redis's (Jones, reflected), continued from crc (0 to start). */
+uint64_t rdb_crc64(uint64_t crc, const void *p, size_t n);
 
 /* loop.c: one round of the loop's events from inside a busy script:
  * replies to what arrived (BUSY, SCRIPT KILL...), no batch, no cron. */

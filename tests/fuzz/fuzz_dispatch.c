@@ -33,6 +33,7 @@
  * starts authenticated), FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH, SLOWLOG RESET
  * and LATENCY RESET.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -67,6 +68,26 @@ static void fail(const char *what)
     abort();
 }
 
+static char dump_dir[] = "/tmp/cudis-fuzz-dispatch-XXXXXX";
+
+/* The run's dump.rdb and temp files go with it. */
+static void dump_dir_remove(void)
+{
+    DIR *d = opendir(dump_dir);
+    struct dirent *e;
+    while (d != NULL && (e = readdir(d)) != NULL) {
+        if (e->d_name[0] != '.') {
+            char p[sizeof(dump_dir) + 300];
+            snprintf(p, sizeof(p), "%s/%s", dump_dir, e->d_name);
+            unlink(p);
+        }
+    }
+    if (d != NULL) {
+        closedir(d);
+    }
+    rmdir(dump_dir);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
     (void)argc;
@@ -78,6 +99,14 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
         fprintf(stderr, "%s\n", err);
         exit(1);
     }
+    /* SAVE, BGSAVE and the save schedule write their files in a directory
+     * of this run's own */
+    if (mkdtemp(dump_dir) == NULL ||
+        config_set(&srv.cfg, config_find("dir"), dump_dir, false, err, sizeof(err)) != 0) {
+        fprintf(stderr, "fuzz_dispatch: no directory for dump.rdb\n");
+        exit(1);
+    }
+    atexit(dump_dir_remove);
     log_setup();
     cmd_table_setup();
     if (server_engine_setup() != 0) {
@@ -439,7 +468,7 @@ static void reset_state(sbuf *prefix)
     for (int db = 0; db < srv.cfg.databases && !keys; db++) {
         keys = engine_db_size(srv.eng, (uint8_t)db) > 0;
     }
-    if (keys) {
+    if (keys || rdb_bgsave_running()) { /* (FLUSHALL also stops a BGSAVE) */
         sbuf_adds(prefix, "FLUSHALL\r\n");
     }
     if (dirty_scripts) {

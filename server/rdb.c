@@ -1,0 +1,1052 @@
+/*
+ * rdb.c - persistence in Redis's RDB format: SAVE, BGSAVE, LASTSAVE, the
+ * `save` schedule, SHUTDOWN SAVE, and dir/dbfilename loaded at start.
+ *
+ * The file is RDB version 10 (Redis 7.0's; every later Redis reads it):
+ * the header, aux fields, the function libraries (FUNCTION2 records), then
+ * each key as [SELECTDB when the database changes] [EXPIRETIME_MS] type key
+ * object, in the encodings DUMP writes (cmd_dump.c: strings, RDB_TYPE_HASH,
+ * _SET, _LIST, _ZSET_2; a big hash as one hash), EOF, and the CRC-64 of it
+ * all. Loading reads what Redis 7.0 to 7.2 write (listpacks, intsets,
+ * quicklists: rdb_get_object) and refuses the types cudis has not (streams,
+ * modules) with the type named, as a corrupt file is refused: the server
+ * does not start on a file it cannot load whole.
+ *
+ * A snapshot walks the engine (engine_scan, database by database), reads
+ * the keys it finds (GET of any type, without touching them) and appends
+ * them to dir/temp-<pid>.rdb, renamed over dbfilename once complete and
+ * fsync'd. SAVE walks to the end at once, the engine held. BGSAVE walks
+ * in slices from a timer of loop 0 while the clients are served (no fork:
+ * the store may be in GPU memory), and the file still holds every key as
+ * it was when BGSAVE started, by copy-on-write at the key level:
+ *   - before a batch that writes runs (batch_exec, and the submit of a
+ *     pipelined one), rdb_guard reads each key it writes that the snapshot
+ *     has not had yet and appends it first (a key that did not exist is
+ *     only noted: it was created after the start);
+ *   - the walk skips keys already had, and every key had is remembered (its
+ *     name: about its length plus 20 bytes while the BGSAVE runs), so none
+ *     is written twice (Redis refuses a file with a key twice);
+ *   - the index does not resize while a snapshot runs (a resize moves keys
+ *     across the walk's cursor), FLUSHDB lets the walk finish first and
+ *     FLUSHALL stops the BGSAVE (as Redis's kills its child); SWAPDB moves
+ *     nothing the walk reads (its databases were named at the start).
+ * Keys the engine evicts or expires during the walk are not in the file,
+ * as if it had removed them just before the start.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <event2/event.h>
+
+#include "cudis_time.h"
+#include "server_internal.h"
+
+#define RDB_VERSION_OUT 10
+#define RDB_VERSION_IN_MAX 11
+#define OP_FUNCTION2 245
+#define OP_MODULE_AUX 247
+#define OP_IDLE 248
+#define OP_FREQ 249
+#define OP_AUX 250
+#define OP_RESIZEDB 251
+#define OP_EXPIRETIME_MS 252
+#define OP_EXPIRETIME 253
+#define OP_SELECTDB 254
+#define OP_EOF 255
+
+#define WALK_BUCKETS 256          /* index buckets a walk step scans */
+#define SLICE_NS (1000 * 1000)    /* a BGSAVE slice's work, then the loop's turn */
+#define SLICE_GAP_US 1000         /* and the loop's turn at least this long */
+#define FLUSH_BYTES (1024 * 1024) /* write() the file in pieces this big */
+
+/* ------------------------------------------------------------------------
+ * The keys a snapshot has had: names in an arena, an open-addressing table
+ * of their offsets + 1.
+ * ---------------------------------------------------------------------- */
+
+typedef struct keyset {
+    uint64_t *slot;
+    uint64_t mask, n;
+    sbuf arena; /* db, varint length, bytes */
+} keyset;
+
+static uint64_t ks_hash(uint8_t db, const void *key, uint32_t klen)
+{
+    return cudis_hash(key, klen, 0x51ed270b27f3c4a5ull ^ db);
+}
+
+static bool ks_match(const keyset *s, uint64_t off, uint8_t db, const void *key, uint32_t klen)
+{
+    const uint8_t *p = (const uint8_t *)s->arena.p + off;
+    if (p[0] != db) {
+        return false;
+    }
+    uint32_t len = 0;
+    uint32_t hl = cudis_varint_get(p + 1, 5, &len);
+    return len == klen && memcmp(p + 1 + hl, key, klen) == 0;
+}
+
+static uint64_t *ks_find(keyset *s, uint8_t db, const void *key, uint32_t klen, bool *found)
+{
+    uint64_t i = ks_hash(db, key, klen) & s->mask;
+    while (s->slot[i] != 0 && !ks_match(s, s->slot[i] - 1, db, key, klen)) {
+        i = (i + 1) & s->mask;
+    }
+    *found = s->slot[i] != 0;
+    return &s->slot[i];
+}
+
+static void ks_init(keyset *s)
+{
+    s->mask = 4095;
+    s->n = 0;
+    s->slot = xcalloc(s->mask + 1, sizeof(*s->slot));
+    s->arena = (sbuf){0};
+}
+
+static void ks_free(keyset *s)
+{
+    free(s->slot);
+    sbuf_free(&s->arena);
+    *s = (keyset){0};
+}
+
+/* Adds the name; false when it was there already. */
+static bool ks_add(keyset *s, uint8_t db, const void *key, uint32_t klen)
+{
+    if ((s->n + 1) * 2 > s->mask + 1) {
+        uint64_t *old = s->slot, cap = s->mask + 1;
+        s->mask = cap * 2 - 1;
+        s->slot = xcalloc(cap * 2, sizeof(*s->slot));
+        for (uint64_t i = 0; i < cap; i++) {
+            if (old[i] != 0) {
+                const uint8_t *p = (const uint8_t *)s->arena.p + old[i] - 1;
+                uint32_t len = 0;
+                uint32_t hl = cudis_varint_get(p + 1, 5, &len);
+                uint64_t j = ks_hash(p[0], p + 1 + hl, len) & s->mask;
+                while (s->slot[j] != 0) {
+                    j = (j + 1) & s->mask;
+                }
+                s->slot[j] = old[i];
+            }
+        }
+        free(old);
+    }
+    bool found;
+    uint64_t *at = ks_find(s, db, key, klen, &found);
+    if (found) {
+        return false;
+    }
+    *at = s->arena.len + 1;
+    uint8_t hdr[6] = {db};
+    uint32_t hl = cudis_varint_put(hdr + 1, klen);
+    sbuf_add(&s->arena, hdr, 1 + hl);
+    sbuf_add(&s->arena, key, klen);
+    s->n++;
+    return true;
+}
+
+/* ------------------------------------------------------------------------
+ * The snapshot in progress
+ * ---------------------------------------------------------------------- */
+
+typedef struct snapshot {
+    pthread_mutex_t lock; /* the guards of several loops, and the walk */
+    atomic_bool on;       /* a snapshot runs (rdb_guard's cheap test) */
+    bool bg;              /* BGSAVE (else SAVE: nothing else runs) */
+    int fd;
+    char tmp[4096];
+    sbuf buf;
+    uint64_t crc, bytes, keys;
+    int sel;              /* the database of the last SELECTDB written, -1 none */
+    int ndb;
+    uint8_t phys[CUDIS_MAX_DBS];  /* engine database of each logical one, at the start */
+    int16_t logical[CUDIS_MAX_DBS]; /* and back; -1 for none */
+    int walk_db;
+    uint64_t cursor;
+    keyset had;
+    batcher rb, gb; /* reads; a big hash's chunks */
+    bool failed;
+    int64_t start_ms;
+    struct event *ev; /* BGSAVE's walk (loop 0) */
+    loop *lp;
+} snapshot;
+
+static snapshot S = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+/* Saves and their outcome (INFO persistence, LASTSAVE). */
+static atomic_uint_fast64_t dirty;
+static uint64_t dirty_at_start; /* dirty when the running snapshot started */
+static atomic_llong last_save_s = 0;
+static atomic_llong last_try_ms = 0;
+static atomic_bool last_bg_ok = true;
+static atomic_llong last_bg_secs = -1;
+static atomic_ullong saves = 0;
+static atomic_llong loaded_keys = 0;
+static atomic_llong loaded_expired = 0;
+static atomic_llong load_ms = 0;
+
+void rdb_changed(uint64_t n)
+{
+    atomic_fetch_add_explicit(&dirty, n, memory_order_relaxed);
+}
+
+bool rdb_bgsave_running(void)
+{
+    return atomic_load(&S.on) && S.bg;
+}
+
+static void out_flush(void)
+{
+    const char *p = S.buf.p;
+    size_t n = S.buf.len;
+    while (n > 0 && !S.failed) {
+        ssize_t w = write(S.fd, p, n);
+        if (w < 0 && errno == EINTR) {
+            continue;
+        }
+        if (w <= 0) {
+            log_msg(LL_WARNING, "Write error saving DB on disk: %s",
+                    strerror(w < 0 ? errno : ENOSPC));
+            S.failed = true;
+            break;
+        }
+        p += w;
+        n -= (size_t)w;
+    }
+    S.crc = rdb_crc64(S.crc, S.buf.p, S.buf.len);
+    S.bytes += S.buf.len;
+    S.buf.len = 0;
+}
+
+static void out_maybe_flush(void)
+{
+    if (S.buf.len >= FLUSH_BYTES) {
+        out_flush();
+    }
+}
+
+static void put_aux(sbuf *o, const char *k, const char *v)
+{
+    uint8_t op = OP_AUX;
+    sbuf_add(o, &op, 1);
+    rdb_put_string(o, k, strlen(k));
+    rdb_put_string(o, v, strlen(v));
+}
+
+/* One key as the snapshot had it: its value v (n bytes) of cudis type
+ * `type`, expiry exp (abs ms, <= 0 none), engine database pdb. */
+static void put_key(uint8_t pdb, const uint8_t *key, uint32_t klen, uint32_t type,
+                    const uint8_t *v, uint32_t n, int64_t exp)
+{
+    int db = S.logical[pdb];
+    if (db != S.sel) {
+        uint8_t op = OP_SELECTDB;
+        sbuf_add(&S.buf, &op, 1);
+        rdb_put_len(&S.buf, (uint64_t)db);
+        S.sel = db;
+    }
+    if (exp > 0) {
+        uint8_t b[9] = {OP_EXPIRETIME_MS};
+        for (int i = 0; i < 8; i++) {
+            b[1 + i] = (uint8_t)((uint64_t)exp >> (8 * i));
+        }
+        sbuf_add(&S.buf, b, 9);
+    }
+    /* the type byte, then the key, then the object (DUMP's payload less
+     * its footer, whose first byte is the type) */
+    size_t at = S.buf.len;
+    rdb_put_object(&S.buf, type, v, n);
+    sbuf kb = {0};
+    rdb_put_string(&kb, key, klen);
+    size_t objlen = S.buf.len - at;
+    sbuf_add(&S.buf, kb.p, kb.len); /* room, then move the object behind the key */
+    memmove(S.buf.p + at + 1 + kb.len, S.buf.p + at + 1, objlen - 1);
+    memcpy(S.buf.p + at + 1, kb.p, kb.len);
+    sbuf_free(&kb);
+    S.keys++;
+    out_maybe_flush();
+}
+
+/* A GET (type ANY) of key in pdb returned r: put it, a big hash read whole
+ * first. */
+static void put_result(uint8_t pdb, const uint8_t *key, uint32_t klen, const cudis_result *r,
+                       const uint8_t *out)
+{
+    if (r->status != CUDIS_OK) {
+        log_msg(LL_WARNING, "Snapshot: reading a key failed: %s", cudis_strerror(r->status));
+        S.failed = true;
+        return;
+    }
+    if (!(r->flags & CUDIS_R_VALUE)) {
+        return; /* absent (expired, or created after the start) */
+    }
+    const uint8_t *v = out + r->val_off;
+    if (r->type != CUDIS_TYPE_BIGHASH) {
+        put_key(pdb, key, klen, r->type, v, r->val_len, r->num);
+        return;
+    }
+    uint8_t head[64];
+    uint32_t hn = r->val_len < sizeof(head) ? r->val_len : (uint32_t)sizeof(head);
+    memcpy(head, v, hn);
+    sbuf all = {0};
+    if (!bighash_gather(&S.gb, pdb, (const char *)key, klen, head, hn, &all)) {
+        log_msg(LL_WARNING, "Snapshot: reading a big hash's chunks failed");
+        S.failed = true;
+    } else if (cudis_hash_count((const uint8_t *)all.p, (uint32_t)all.len) > 0) {
+        put_key(pdb, key, klen, CUDIS_TYPE_HASH, (const uint8_t *)all.p, (uint32_t)all.len,
+                r->num);
+    }
+    batch_reset(&S.gb);
+    sbuf_free(&all);
+}
+
+/* Read what rb holds (GETs) and put each key found. */
+static void put_reads(void)
+{
+    batcher *b = &S.rb;
+    if (b->nops == 0) {
+        return;
+    }
+    int rc = batch_exec(b, srv.eng, cudis_now_ms());
+    for (uint32_t i = 0; i < b->nops; i++) {
+        const cudis_op *op = &b->ops[i];
+        cudis_result r = b->res[i];
+        if (rc != CUDIS_OK) {
+            r.status = rc;
+        }
+        put_result(op->db, b->in + op->key_off, op->key_len, &r, b->out);
+    }
+    batch_reset(b);
+}
+
+static void add_read(uint8_t pdb, const void *key, uint32_t klen)
+{
+    batcher *b = &S.rb;
+    b->db = pdb;
+    uint32_t i = batch_add_op(b, CUDIS_OP_GET, CUDIS_F_NOTOUCH | CUDIS_F_NOSTATS, key, klen,
+                              NULL, 0, 0, 0, false);
+    b->ops[i].type = CUDIS_TYPE_ANY;
+}
+
+static int walk_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t klen, int64_t exp)
+{
+    (void)arg;
+    (void)exp;
+    if (!S.bg || ks_add(&S.had, db, key, klen)) {
+        add_read(db, key, klen);
+    }
+    return 0;
+}
+
+/* Walk on for about budget_ns (0: to the end). The engine is held
+ * exclusively. Returns true when the walk is done. */
+static bool walk(uint64_t budget_ns)
+{
+    uint64_t t0 = cudis_mono_ns();
+    while (S.walk_db < S.ndb && !S.failed) {
+        uint8_t pdb = S.phys[S.walk_db];
+        uint64_t next = 0;
+        int rc = CUDIS_OK;
+        if (S.cursor == 0 && engine_db_size(srv.eng, pdb) == 0) {
+            next = 0;
+        } else {
+            rc = engine_scan(srv.eng, pdb, S.cursor, WALK_BUCKETS, cudis_now_ms(), walk_collect,
+                             NULL, &next);
+        }
+        if (rc != CUDIS_OK) {
+            log_msg(LL_WARNING, "Snapshot: the engine's scan failed: %s", cudis_strerror(rc));
+            S.failed = true;
+            batch_reset(&S.rb);
+            break;
+        }
+        put_reads();
+        S.cursor = next;
+        if (next == 0) {
+            S.walk_db++;
+        }
+        if (budget_ns != 0 && cudis_mono_ns() - t0 >= budget_ns) {
+            break;
+        }
+    }
+    return S.walk_db >= S.ndb || S.failed;
+}
+
+static void path_of(char *buf, size_t cap, const char *name)
+{
+    const char *dir = srv.cfg.dir && srv.cfg.dir[0] ? srv.cfg.dir : ".";
+    snprintf(buf, cap, "%s/%s", dir, name);
+}
+
+/* Open the temp file and write the header. 0, or -1 (logged). */
+static int snap_begin(loop *lp, bool bg)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "temp-%d.rdb", (int)getpid());
+    path_of(S.tmp, sizeof(S.tmp), name);
+    S.fd = open(S.tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (S.fd < 0) {
+        log_msg(LL_WARNING, "Failed opening the temp RDB file %s (in server root dir %s) for saving: %s",
+                name, srv.cfg.dir, strerror(errno));
+        return -1;
+    }
+    S.bg = bg;
+    S.lp = lp;
+    S.failed = false;
+    S.crc = 0;
+    S.bytes = 0;
+    S.keys = 0;
+    S.sel = -1;
+    S.walk_db = 0;
+    S.cursor = 0;
+    S.start_ms = cudis_now_ms();
+    S.ndb = (int)srv.cfg.databases;
+    for (int i = 0; i < CUDIS_MAX_DBS; i++) {
+        S.logical[i] = -1;
+    }
+    for (int i = 0; i < S.ndb; i++) {
+        S.phys[i] = db_phys(i);
+        S.logical[S.phys[i]] = (int16_t)i;
+    }
+    batch_init(&S.rb);
+    batch_init(&S.gb);
+    S.rb.owner = S.gb.owner = lp;
+    S.rb.ev = S.gb.ev = KEV_QUIET;
+    if (bg) {
+        ks_init(&S.had);
+    }
+    dirty_at_start = atomic_load(&dirty);
+    char hdr[16];
+    snprintf(hdr, sizeof(hdr), "REDIS%04d", RDB_VERSION_OUT);
+    sbuf_adds(&S.buf, hdr);
+    char num[32];
+    put_aux(&S.buf, "redis-ver", REDIS_COMPAT_VERSION);
+    put_aux(&S.buf, "redis-bits", sizeof(void *) == 8 ? "64" : "32");
+    snprintf(num, sizeof(num), "%lld", (long long)(S.start_ms / 1000));
+    put_aux(&S.buf, "ctime", num);
+    snprintf(num, sizeof(num), "%lld", info_rss_bytes());
+    put_aux(&S.buf, "used-mem", num);
+    put_aux(&S.buf, "aof-base", "0");
+    function_rdb_put(&S.buf); /* the libraries as they are now */
+    atomic_fetch_add(&saves, 1); /* (Redis counts a save when it starts) */
+    atomic_store(&S.on, true);
+    return 0;
+}
+
+/* Finish (EOF, CRC, fsync, rename) or drop the temp file. 0 on a save
+ * that landed. */
+static int snap_end(bool keep)
+{
+    pthread_mutex_lock(&S.lock);
+    atomic_store(&S.on, false);
+    pthread_mutex_unlock(&S.lock);
+    int rc = -1;
+    if (keep && !S.failed) {
+        uint8_t eof = OP_EOF;
+        sbuf_add(&S.buf, &eof, 1);
+        out_flush();
+        uint8_t crc[8];
+        for (int i = 0; i < 8; i++) {
+            crc[i] = (uint8_t)(S.crc >> (8 * i));
+        }
+        sbuf_add(&S.buf, crc, 8);
+        out_flush();
+        if (!S.failed && fsync(S.fd) != 0) {
+            log_msg(LL_WARNING, "Failed to fsync the RDB file: %s", strerror(errno));
+            S.failed = true;
+        }
+    }
+    if (S.fd >= 0) {
+        close(S.fd);
+        S.fd = -1;
+    }
+    if (keep && !S.failed) {
+        char final[4096];
+        path_of(final, sizeof(final), srv.cfg.dbfilename);
+        if (rename(S.tmp, final) != 0) {
+            log_msg(LL_WARNING, "Error moving temp DB file %s on the final destination %s: %s",
+                    S.tmp, final, strerror(errno));
+        } else {
+            rc = 0;
+        }
+    }
+    if (rc != 0) {
+        unlink(S.tmp);
+    }
+    sbuf_free(&S.buf);
+    batch_deinit(&S.rb);
+    batch_deinit(&S.gb);
+    if (S.bg) {
+        ks_free(&S.had);
+    }
+    int64_t now = cudis_now_ms();
+    atomic_store(&last_try_ms, now);
+    if (rc == 0) {
+        atomic_store(&last_save_s, now / 1000);
+        atomic_fetch_sub(&dirty, dirty_at_start);
+        log_msg(LL_NOTICE, "DB saved on disk (%llu keys, %llu bytes, %lld ms)",
+                (unsigned long long)S.keys, (unsigned long long)S.bytes,
+                (long long)(now - S.start_ms));
+    }
+    if (S.bg) {
+        atomic_store(&last_bg_ok, rc == 0);
+        atomic_store(&last_bg_secs, (now - S.start_ms) / 1000);
+        log_msg(rc == 0 ? LL_NOTICE : LL_WARNING,
+                rc == 0 ? "Background saving terminated with success"
+                        : "Background saving error");
+    }
+    return rc;
+}
+
+/* SAVE: the whole walk at once (the engine held by the caller). */
+static int save_now(loop *lp)
+{
+    if (snap_begin(lp, false) != 0) {
+        return -1;
+    }
+    (void)walk(0);
+    return snap_end(true);
+}
+
+/* A BGSAVE's walk: one slice, then the loop's turn. */
+static void walk_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    loop *lp = arg;
+    if (!atomic_load(&S.on)) {
+        return;
+    }
+    if (lp->busy) { /* a script runs: later */
+        struct timeval tv = {0, SLICE_GAP_US};
+        evtimer_add(S.ev, &tv);
+        return;
+    }
+    bool locked = excl_begin(lp);
+    pthread_mutex_lock(&S.lock);
+    bool done = walk(SLICE_NS);
+    pthread_mutex_unlock(&S.lock);
+    excl_end(lp, locked);
+    if (done) {
+        (void)snap_end(true);
+        return;
+    }
+    struct timeval tv = {0, SLICE_GAP_US};
+    evtimer_add(S.ev, &tv);
+}
+
+static int bgsave_start(loop *lp)
+{
+    if (snap_begin(lp, true) != 0) {
+        atomic_store(&last_bg_ok, false);
+        atomic_store(&last_try_ms, cudis_now_ms());
+        return -1;
+    }
+    if (S.ev == NULL) {
+        S.ev = evtimer_new(srv.loops[0].base, walk_cb, &srv.loops[0]);
+    }
+    struct timeval tv = {0, 0};
+    evtimer_add(S.ev, &tv);
+    log_msg(LL_NOTICE, "Background saving started");
+    return 0;
+}
+
+/* Stop a BGSAVE (FLUSHALL, shutdown): the temp file goes. */
+static void bgsave_stop(void)
+{
+    if (!rdb_bgsave_running()) {
+        return;
+    }
+    evtimer_del(S.ev);
+    log_msg(LL_WARNING, "Background saving stopped: the temp file is removed");
+    S.failed = true;
+    (void)snap_end(false);
+}
+
+/* ------------------------------------------------------------------------
+ * The guard: keys a batch writes, saved as they were first
+ * ---------------------------------------------------------------------- */
+
+static _Thread_local bool in_guard;
+
+void rdb_guard(batcher *b)
+{
+    if (!atomic_load_explicit(&S.on, memory_order_acquire) || in_guard) {
+        return;
+    }
+    bool writes = false;
+    for (uint32_t i = 0; i < b->nops && !writes; i++) {
+        writes = b->meta[i].write;
+    }
+    if (!writes) {
+        return;
+    }
+    pthread_mutex_lock(&S.lock);
+    if (atomic_load(&S.on) && S.bg) {
+        in_guard = true;
+        for (uint32_t i = 0; i < b->nops; i++) {
+            if (!b->meta[i].write) {
+                continue;
+            }
+            const cudis_op *op = &b->ops[i];
+            uint8_t pdb = op->db;
+            uint32_t klen = op->key_len;
+            if (pdb & BH_HIDDEN) { /* a big hash's chunk: the hash is the key */
+                if (klen < 4) {
+                    continue;
+                }
+                pdb &= (uint8_t)~BH_HIDDEN;
+                klen -= 4;
+            }
+            const uint8_t *key = b->in + op->key_off;
+            if (S.logical[pdb] >= 0 && ks_add(&S.had, pdb, key, klen)) {
+                add_read(pdb, key, klen);
+            }
+        }
+        put_reads();
+        in_guard = false;
+    }
+    pthread_mutex_unlock(&S.lock);
+}
+
+/* ------------------------------------------------------------------------
+ * Loading
+ * ---------------------------------------------------------------------- */
+
+typedef struct loader {
+    rdb_reader r;
+    const uint8_t *base;
+    loop *lp;
+    int db;
+    int64_t now;
+    uint64_t keys, expired, failed;
+    sbuf bigs; /* pdb, varint klen, key: hashes past hash-max-item-size */
+    char err[256];
+} loader;
+
+static void load_flush(loader *L)
+{
+    batcher *b = &L->lp->b;
+    if (b->nops == 0) {
+        return;
+    }
+    int rc = batch_exec(b, srv.eng, cudis_now_ms());
+    for (uint32_t i = 0; i < b->nops; i++) {
+        if (rc != CUDIS_OK || b->res[i].status != CUDIS_OK) {
+            L->failed++;
+        }
+    }
+    batch_reset(b);
+}
+
+static bool get_u(rdb_reader *r, int n, uint64_t *x)
+{
+    if (r->end - r->p < n) {
+        return false;
+    }
+    *x = 0;
+    for (int i = 0; i < n; i++) {
+        *x |= (uint64_t)r->p[i] << (8 * i);
+    }
+    r->p += n;
+    return true;
+}
+
+static bool load_len(loader *L, uint64_t *n)
+{
+    int enc;
+    return rdb_get_len(&L->r, n, &enc) && enc < 0;
+}
+
+/* The records after the header. false with L->err. */
+static bool load_body(loader *L)
+{
+    int64_t exp = -1;
+    batcher *b = &L->lp->b;
+    for (;;) {
+        if (L->r.p >= L->r.end) {
+            snprintf(L->err, sizeof(L->err), "Short read: the file ends before its EOF record");
+            return false;
+        }
+        uint8_t t = *L->r.p++;
+        uint64_t x, y;
+        switch (t) {
+        case OP_EOF: return true;
+        case OP_SELECTDB:
+            if (!load_len(L, &x)) {
+                goto bad;
+            }
+            if (x >= (uint64_t)srv.cfg.databases) {
+                snprintf(L->err, sizeof(L->err),
+                         "FATAL: Data file was created with a Redis server configured to handle "
+                         "more than %lld databases. Exiting",
+                         srv.cfg.databases);
+                return false;
+            }
+            L->db = (int)x;
+            continue;
+        case OP_RESIZEDB:
+            if (!load_len(L, &x) || !load_len(L, &y)) {
+                goto bad;
+            }
+            continue;
+        case OP_EXPIRETIME_MS:
+            if (!get_u(&L->r, 8, &x)) {
+                goto bad;
+            }
+            exp = (int64_t)x;
+            continue;
+        case OP_EXPIRETIME:
+            if (!get_u(&L->r, 4, &x)) {
+                goto bad;
+            }
+            exp = (int64_t)x * 1000;
+            continue;
+        case OP_FREQ:
+            if (!get_u(&L->r, 1, &x)) {
+                goto bad;
+            }
+            continue; /* (the engines keep their own counters) */
+        case OP_IDLE:
+            if (!load_len(L, &x)) {
+                goto bad;
+            }
+            continue;
+        case OP_AUX: {
+            uint32_t kl, vl;
+            uint8_t *k = rdb_get_string(&L->r, &kl);
+            uint8_t *v = k ? rdb_get_string(&L->r, &vl) : NULL;
+            free(k);
+            free(v);
+            if (v == NULL) {
+                goto bad;
+            }
+            continue;
+        }
+        case OP_FUNCTION2: {
+            uint32_t n;
+            uint8_t *code = rdb_get_string(&L->r, &n);
+            if (code == NULL) {
+                goto bad;
+            }
+            char ferr[200];
+            int rc = function_rdb_load(code, n, ferr, sizeof(ferr));
+            free(code);
+            if (rc != 0) {
+                snprintf(L->err, sizeof(L->err), "Failed loading library: %s", ferr);
+                return false;
+            }
+            continue;
+        }
+        case OP_MODULE_AUX:
+            snprintf(L->err, sizeof(L->err),
+                     "The file holds module data (MODULE_AUX): cudis loads no modules");
+            return false;
+        default: break;
+        }
+        /* a key and its object */
+        uint32_t kl, vl;
+        uint8_t *key = rdb_get_string(&L->r, &kl);
+        if (key == NULL) {
+            goto bad;
+        }
+        uint8_t type, *v = NULL;
+        if (!rdb_get_object(&L->r, t, &type, &v, &vl)) {
+            free(key);
+            if (t == 15 || t == 19 || t == 21 || t == 6 || t == 7) {
+                snprintf(L->err, sizeof(L->err),
+                         "The file holds a %s (RDB type %u), which cudis does not store",
+                         t == 6 || t == 7 ? "module value" : "stream", t);
+            } else {
+                snprintf(L->err, sizeof(L->err), "Bad data format of a value (RDB type %u)", t);
+            }
+            return false;
+        }
+        if (exp >= 0 && exp <= L->now) {
+            L->expired++; /* as a Redis master: an expired key is not loaded */
+        } else {
+            if (b->in_len > 64u * 1024 * 1024 || b->nops >= 4096) {
+                load_flush(L);
+            }
+            b->db = db_phys(L->db);
+            b->ev = KEV_QUIET;
+            uint32_t i = batch_add_op(b, CUDIS_OP_SET, 0, (const char *)key, kl, (const char *)v,
+                                      vl, 0, exp > 0 ? exp : 0, true);
+            b->ops[i].type = type;
+            L->keys++;
+            if (type == CUDIS_TYPE_HASH && srv.cfg.hash_max_item_size > 0 &&
+                vl > (uint64_t)srv.cfg.hash_max_item_size) {
+                uint8_t hdr[6] = {b->db};
+                uint32_t hl = cudis_varint_put(hdr + 1, kl);
+                sbuf_add(&L->bigs, hdr, 1 + hl);
+                sbuf_add(&L->bigs, key, kl);
+            }
+        }
+        free(key);
+        free(v);
+        exp = -1;
+    }
+bad:
+    snprintf(L->err, sizeof(L->err), "Short read or bad data near offset %lld",
+             (long long)(L->r.p - L->base));
+    return false;
+}
+
+int rdb_load_at_start(loop *lp)
+{
+    char path[4096];
+    path_of(path, sizeof(path), srv.cfg.dbfilename);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT) {
+            log_msg(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting: %s: %s",
+                    path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < 9) {
+        close(fd);
+        log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
+        return -1;
+    }
+    size_t n = (size_t)st.st_size;
+    uint8_t *data = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (data == MAP_FAILED) {
+        log_msg(LL_WARNING, "Fatal error loading the DB (%s): %s. Exiting.", path, strerror(errno));
+        return -1;
+    }
+    (void)madvise(data, n, MADV_SEQUENTIAL);
+    uint64_t t0 = cudis_mono_ns();
+    loader L = {.lp = lp, .now = cudis_now_ms()};
+    int ver = 0;
+    bool ok = memcmp(data, "REDIS", 5) == 0;
+    for (int i = 5; ok && i < 9; i++) {
+        ok = data[i] >= '0' && data[i] <= '9';
+        ver = ver * 10 + (data[i] - '0');
+    }
+    if (!ok) {
+        snprintf(L.err, sizeof(L.err), "Wrong signature trying to load DB from file");
+    } else if (ver < 1 || ver > RDB_VERSION_IN_MAX) {
+        ok = false;
+        snprintf(L.err, sizeof(L.err), "Can't handle RDB format version %d", ver);
+    }
+    size_t body_end = n;
+    if (ok && ver >= 5) { /* an 8-byte CRC follows EOF; 0: not computed */
+        ok = n >= 9 + 9;
+        body_end = ok ? n - 8 : n;
+        uint64_t want = 0;
+        for (int i = 0; ok && i < 8; i++) {
+            want |= (uint64_t)data[n - 8 + i] << (8 * i);
+        }
+        if (ok && want != 0 && rdb_crc64(0, data, n - 8) != want) {
+            ok = false;
+            snprintf(L.err, sizeof(L.err), "Wrong RDB checksum");
+        } else if (!ok) {
+            snprintf(L.err, sizeof(L.err), "Short read or OOM loading DB.");
+        }
+    }
+    if (ok) {
+        L.r = (rdb_reader){data + 9, data + body_end};
+        L.base = data;
+        ok = load_body(&L);
+        if (ok && L.r.p != L.r.end) {
+            ok = false;
+            snprintf(L.err, sizeof(L.err), "Data after the EOF record");
+        }
+        load_flush(&L);
+    }
+    munmap(data, n);
+    for (size_t at = 0; ok && at < L.bigs.len;) { /* hashes to keep in chunks */
+        const uint8_t *p = (const uint8_t *)L.bigs.p + at;
+        uint32_t kl = 0;
+        uint32_t hl = cudis_varint_get(p + 1, 5, &kl);
+        bighash_note_big(p[0], (const char *)p + 1 + hl, kl);
+        at += 1 + hl + kl;
+    }
+    sbuf_free(&L.bigs);
+    if (!ok) {
+        log_msg(LL_WARNING, "Error loading %s: %s. The server does not start on a file it cannot "
+                            "load whole.", path, L.err);
+        return -1;
+    }
+    uint64_t ms = (cudis_mono_ns() - t0) / 1000000;
+    atomic_store(&loaded_keys, (long long)L.keys);
+    atomic_store(&loaded_expired, (long long)L.expired);
+    atomic_store(&load_ms, (long long)ms);
+    if (L.failed > 0) {
+        log_msg(LL_WARNING, "%llu keys of %s did not fit the engine (maxmemory, the policy)",
+                (unsigned long long)L.failed, path);
+    }
+    log_msg(LL_NOTICE, "DB loaded from disk: %.3f seconds (%llu keys, %llu expired skipped, %zu bytes)",
+            (double)ms / 1000.0, (unsigned long long)L.keys, (unsigned long long)L.expired, n);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * The schedule, flushes, shutdown, INFO
+ * ---------------------------------------------------------------------- */
+
+/* Whether `save` sets points and one of them is due now. */
+static bool save_due(int64_t now_ms)
+{
+    const char *s = srv.cfg.save;
+    if (s == NULL || *s == '\0') {
+        return false;
+    }
+    uint64_t d = atomic_load(&dirty);
+    long long since = now_ms / 1000 - atomic_load(&last_save_s);
+    /* after a failure, retry no sooner than 5 s (Redis's CONFIG_BGSAVE_RETRY_DELAY) */
+    bool retry_ok = atomic_load(&last_bg_ok) || now_ms - atomic_load(&last_try_ms) > 5000;
+    char *end;
+    while (*s) {
+        long long secs = strtoll(s, &end, 10);
+        if (end == s) {
+            break;
+        }
+        s = end;
+        long long changes = strtoll(s, &end, 10);
+        if (end == s) {
+            break;
+        }
+        s = end;
+        if (d >= (uint64_t)changes && since >= secs && retry_ok) {
+            log_msg(LL_NOTICE, "%lld changes in %lld seconds. Saving...", changes, secs);
+            return true;
+        }
+    }
+    return false;
+}
+
+void rdb_cron(loop *lp, int64_t now_ms)
+{
+    if (!atomic_load(&S.on) && save_due(now_ms)) {
+        (void)bgsave_start(lp);
+    }
+}
+
+void rdb_before_flush(loop *lp, bool all)
+{
+    (void)lp;
+    if (!rdb_bgsave_running()) {
+        return;
+    }
+    if (all) {
+        bgsave_stop();
+        return;
+    }
+    evtimer_del(S.ev); /* FLUSHDB: the walk ends first (the engine is held) */
+    pthread_mutex_lock(&S.lock);
+    (void)walk(0);
+    pthread_mutex_unlock(&S.lock);
+    (void)snap_end(true);
+}
+
+static bool save_points(void)
+{
+    return srv.cfg.save != NULL && srv.cfg.save[0] != '\0';
+}
+
+void rdb_after_flushall(loop *lp)
+{
+    if (save_points()) {
+        (void)save_now(lp);
+    }
+}
+
+int rdb_shutdown_save(loop *lp, bool save, bool nosave)
+{
+    if (rdb_bgsave_running()) {
+        bgsave_stop();
+    }
+    if (nosave || (!save && !save_points())) {
+        return 0;
+    }
+    log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+    /* SHUTDOWN runs in the batch's flow: the engine is taken here (a
+     * busy script's loop holds it already) */
+    bool locked = lp->busy ? false : excl_begin(lp);
+    int rc = save_now(lp);
+    excl_end(lp, locked);
+    if (rc != 0) {
+        log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");
+        return -1;
+    }
+    return 0;
+}
+
+void rdb_info(sbuf *o)
+{
+    int64_t now = cudis_now_ms();
+    bool bg = rdb_bgsave_running();
+    sbuf_printf(o,
+                "loading:0\r\nasync_loading:0\r\ncurrent_save_keys_processed:%llu\r\n"
+                "rdb_changes_since_last_save:%llu\r\n"
+                "rdb_bgsave_in_progress:%d\r\nrdb_last_save_time:%lld\r\n"
+                "rdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\n"
+                "rdb_current_bgsave_time_sec:%lld\r\nrdb_saves:%llu\r\n"
+                "rdb_last_load_keys_expired:%lld\r\nrdb_last_load_keys_loaded:%lld\r\n"
+                "rdb_last_load_time_ms:%lld\r\n"
+                "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n",
+                bg ? (unsigned long long)S.keys : 0ULL, (unsigned long long)atomic_load(&dirty),
+                bg ? 1 : 0,
+                (long long)atomic_load(&last_save_s), atomic_load(&last_bg_ok) ? "ok" : "err",
+                (long long)atomic_load(&last_bg_secs), bg ? (long long)(now - S.start_ms) / 1000 : -1LL,
+                (unsigned long long)atomic_load(&saves), (long long)atomic_load(&loaded_expired),
+                (long long)atomic_load(&loaded_keys),
+                (long long)atomic_load(&load_ms));
+}
+
+/* ------------------------------------------------------------------------
+ * Commands
+ * ---------------------------------------------------------------------- */
+
+void cmd_save(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    UNUSED3;
+    if (rdb_bgsave_running()) {
+        conn_error(c, "ERR Background save already in progress");
+        return;
+    }
+    if (save_now(c->lp) != 0) {
+        conn_error(c, "ERR");
+        return;
+    }
+    reply_ok(c);
+}
+
+void cmd_bgsave(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    if (argc > 1 && !(argc == 2 && util_eq(argv[1], lens[1], "schedule"))) {
+        conn_error(c, "ERR syntax error");
+        return;
+    }
+    if (rdb_bgsave_running()) {
+        conn_error(c, "ERR Background save already in progress");
+        return;
+    }
+    if (bgsave_start(c->lp) != 0) {
+        conn_error(c, "ERR");
+        return;
+    }
+    resp_status(&c->out, "Background saving started");
+}
+
+void cmd_lastsave(conn *c, int argc, char **argv, uint32_t *lens)
+{
+    UNUSED3;
+    resp_int(&c->out, atomic_load(&last_save_s));
+}
+
+void rdb_setup(void)
+{
+    atomic_store(&last_save_s, srv.start_ms / 1000); /* as Redis: the start counts as a save */
+}

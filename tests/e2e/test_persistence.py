@@ -1,0 +1,274 @@
+#!/usr/bin/python3
+"""test_persistence.py - SAVE, BGSAVE, LASTSAVE, SHUTDOWN SAVE, the save
+schedule and dump.rdb loaded at start, in Redis's RDB format both ways:
+a file the server under test writes loads into Debian's redis-server with
+every key, type, value, expiry, database and function library, and a file
+redis-server writes (with its listpack, intset, quicklist and skiplist
+encodings, a big hash) loads into the server under test. A BGSAVE holds
+the keys as they were when it started while clients overwrite, delete and
+create keys during it. A corrupt file stops the server from starting.
+Validated against redis-server first (then both sides are redis-server).
+Skipped (77) when /usr/bin/redis-server is missing.
+  /usr/bin/python3 test_persistence.py --server PATH   (or CUDIS_E2E_SERVER=...)
+"""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import redis
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import e2e_server  # noqa: E402
+
+BIN = None
+REDIS = "/usr/bin/redis-server"
+LIB = "#!lua name=plib\nredis.register_function('pf', function(keys, args) return 42 end)"
+
+
+def dataset(r, dbs=16):
+    """Every key of every database: (db, key) -> (type, value, has_ttl)."""
+    out = {}
+    for db in range(dbs):
+        r.execute_command("SELECT", db)
+        for k in r.scan_iter(count=1000):
+            t = r.type(k).decode()
+            if t == "string":
+                v = r.get(k)
+            elif t == "hash":
+                v = r.hgetall(k)
+            elif t == "set":
+                v = sorted(r.smembers(k))
+            elif t == "list":
+                v = r.lrange(k, 0, -1)
+            elif t == "zset":
+                v = r.zrange(k, 0, -1, withscores=True)
+            else:
+                v = None
+            out[(db, k)] = (t, v, r.pttl(k) > 0)
+    r.execute_command("SELECT", 0)
+    return out
+
+
+def fill(r):
+    """Keys of every type cudis keeps, in the encodings Redis picks by size."""
+    p = r.pipeline(transaction=False)
+    p.set("s:int", 12345)
+    p.set("s:neg", -7)
+    p.set("s:big", "12345678901234567890")
+    p.set("s:raw", "hello world")
+    p.set("s:bin", bytes(range(256)) * 40)
+    p.set("s:empty", "")
+    p.set("s:ttl", "soon", px=600000)
+    p.hset("h:small", mapping={"a": "1", "b": "two"})
+    p.hset("h:wide", mapping={"f%d" % i: "v" * (i % 70) for i in range(600)})  # hashtable
+    p.hset("h:big", mapping={"field:%06d" % i: "value-%d" % i for i in range(6000)})  # > 64 KB
+    p.sadd("set:int", *range(50))  # intset
+    p.sadd("set:str", *["m%d" % i for i in range(30)])
+    p.sadd("set:wide", *["member-%d" % i for i in range(700)])  # hashtable
+    p.rpush("l:small", "a", "b", "c", 1, 2)
+    p.rpush("l:long", *["e%05d" % i for i in range(5000)])  # several quicklist nodes
+    p.zadd("z:small", {"x": 1.5, "y": -2, "z": 0})
+    p.zadd("z:wide", {"m%d" % i: i * 0.25 for i in range(300)})  # skiplist
+    p.expire("h:small", 900)
+    p.execute()
+    r.execute_command("SELECT", 5)
+    r.set("in:5", "five")
+    r.hset("h:in5", "f", "v")
+    r.execute_command("SELECT", 0)
+    r.execute_command("FUNCTION", "LOAD", LIB)
+
+
+class Persistence(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="cudis-e2e-rdb-")
+        os.chmod(self.dir, 0o777)
+        self.servers = []
+
+    def tearDown(self):
+        for s in self.servers:
+            s.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+    def start(self, binary, extra=()):
+        s = e2e_server.Server(binary, ["--dir", self.dir] + list(extra))
+        self.servers.append(s)
+        r = redis.Redis(port=s.port)
+        deadline = time.time() + 60
+        while True:  # redis-server answers LOADING while it reads the file
+            try:
+                r.ping()
+                break
+            except redis.BusyLoadingError:
+                self.assertLess(time.time(), deadline)
+                time.sleep(0.05)
+        return s, r
+
+    def stop(self, s):
+        self.assertEqual(s.stop(), 0)
+        self.servers.remove(s)
+
+    def check_loaded(self, want, r):
+        got = dataset(r)
+        self.assertEqual(sorted(got), sorted(want))
+        for k in want:
+            self.assertEqual(got[k], want[k], k)
+        self.assertEqual(r.execute_command("FCALL", "pf", 0), 42)
+
+    def test_file_written_loads_into_redis_server(self):
+        s, r = self.start(BIN)
+        fill(r)
+        want = dataset(r)
+        self.assertEqual(r.save(), True)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "dump.rdb")))
+        self.assertEqual([f for f in os.listdir(self.dir) if f.startswith("temp-")], [])
+        self.assertEqual(int(r.info("persistence")["rdb_changes_since_last_save"]), 0)
+        self.stop(s)
+        check = subprocess.run(["/usr/bin/redis-check-rdb", os.path.join(self.dir, "dump.rdb")],
+                               capture_output=True, text=True)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        self.assertIn("RDB looks OK", check.stdout)
+        _, r2 = self.start(REDIS)
+        self.check_loaded(want, r2)
+
+    def test_redis_server_file_loads(self):
+        s, r = self.start(REDIS)
+        fill(r)
+        want = dataset(r)
+        self.assertTrue(r.save())
+        self.stop(s)
+        _, r2 = self.start(BIN)
+        self.check_loaded(want, r2)
+        self.assertEqual(int(r2.info("persistence")["rdb_last_load_keys_loaded"]), len(want))
+
+    def test_shutdown_save_and_restart_warm(self):
+        s, r = self.start(BIN)
+        fill(r)
+        want = dataset(r)
+        self.assertEqual(int(r.info("persistence")["rdb_changes_since_last_save"]) > 0, True)
+        before = r.lastsave()
+        time.sleep(1.1)
+        try:
+            r.shutdown(save=True)
+        except redis.ConnectionError:
+            pass
+        s.proc.wait(10)
+        self.servers.remove(s)
+        s2, r2 = self.start(BIN)
+        self.check_loaded(want, r2)
+        self.assertGreater(r2.lastsave(), before)
+        # SHUTDOWN NOSAVE leaves the file as it was
+        r2.set("later", "x")
+        try:
+            r2.shutdown(nosave=True)
+        except redis.ConnectionError:
+            pass
+        s2.proc.wait(10)
+        self.servers.remove(s2)
+        _, r3 = self.start(BIN)
+        self.assertIsNone(r3.get("later"))
+        self.assertEqual(r3.get("s:raw"), b"hello world")
+
+    def test_bgsave_is_a_snapshot_of_its_start(self):
+        s, r = self.start(BIN)
+        n = 200000
+        p = r.pipeline(transaction=False)
+        for i in range(n):
+            p.set("k:%d" % i, "old:%d" % i)
+            if i % 10000 == 9999:
+                p.execute()
+        p.execute()
+        r.hset("h:big", mapping={"field:%06d" % i: "old" for i in range(6000)})
+        self.assertEqual(r.bgsave(), True)
+        # during the save: every key rewritten, some deleted, new ones made
+        p = r.pipeline(transaction=False)
+        for i in range(n):
+            if i % 7 == 0:
+                p.delete("k:%d" % i)
+            else:
+                p.set("k:%d" % i, "new")
+            if i % 5 == 0:
+                p.set("new:%d" % i, "x")
+            if i % 10000 == 9999:
+                p.execute()
+        p.execute()
+        r.hset("h:big", mapping={"field:%06d" % i: "new" for i in range(0, 6000, 3)})
+        r.hset("h:big", "added", "1")
+        deadline = time.time() + 60
+        while int(r.info("persistence")["rdb_bgsave_in_progress"]) and time.time() < deadline:
+            time.sleep(0.05)
+        info = r.info("persistence")
+        self.assertEqual(int(info["rdb_bgsave_in_progress"]), 0)
+        self.assertEqual(info["rdb_last_bgsave_status"], "ok")
+        self.stop(s)
+        _, r2 = self.start(REDIS)
+        self.assertEqual(r2.dbsize(), n + 1)
+        got = {}
+        keys = ["k:%d" % i for i in range(n)]
+        for at in range(0, n, 10000):
+            for k, v in zip(keys[at:at + 10000], r2.mget(keys[at:at + 10000])):
+                got[k] = v
+        wrong = [k for k in keys if got[k] != ("old:%s" % k[2:]).encode()]
+        self.assertEqual(wrong[:5], [])
+        self.assertEqual(r2.hlen("h:big"), 6000)
+        self.assertEqual(set(r2.hvals("h:big")), {b"old"})
+
+    def test_errors_and_options(self):
+        s, r = self.start(BIN)
+        r.set("a", "1")
+        with self.assertRaisesRegex(redis.ResponseError, "^syntax error$"):
+            r.execute_command("BGSAVE", "now")
+        for opt, val, why in (("dir", "/tmp", "can't set protected config"),
+                              ("dbfilename", "x.rdb", "can't set protected config"),
+                              ("save", "1", "Invalid save parameters"),
+                              ("save", "1 -1", "Invalid save parameters"),
+                              ("save", "abc def", "Invalid save parameters")):
+            with self.assertRaises(redis.ResponseError) as cm:
+                r.config_set(opt, val)
+            self.assertEqual(str(cm.exception),
+                             "CONFIG SET failed (possibly related to argument '%s') - %s"
+                             % (opt, why))
+        self.assertEqual(r.config_get("dir")["dir"], os.path.realpath(self.dir))
+        self.assertTrue(r.execute_command("BGSAVE", "SCHEDULE"))
+        deadline = time.time() + 20
+        while int(r.info("persistence")["rdb_bgsave_in_progress"]) and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(r.config_set("save", "1 1 100 2"))
+        self.assertEqual(r.config_get("save")["save"], "1 1 100 2")
+
+    def test_save_schedule(self):
+        s, r = self.start(BIN, ["--save", "1 1"])
+        saves = int(r.info("persistence")["rdb_saves"])
+        r.set("x", "y")
+        deadline = time.time() + 15
+        while int(r.info("persistence")["rdb_saves"]) == saves and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertGreater(int(r.info("persistence")["rdb_saves"]), saves)
+        while int(r.info("persistence")["rdb_bgsave_in_progress"]) and time.time() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "dump.rdb")))
+        self.assertTrue(r.config_set("save", ""))
+
+    def test_corrupt_file_stops_the_start(self):
+        s, r = self.start(BIN)
+        r.set("a", "1" * 100)
+        self.assertTrue(r.save())
+        self.stop(s)
+        path = os.path.join(self.dir, "dump.rdb")
+        with open(path, "r+b") as f:
+            data = bytearray(f.read())
+            data[len(data) // 2] ^= 0xff
+            f.seek(0)
+            f.write(data)
+        with self.assertRaises(RuntimeError):
+            self.start(BIN)
+
+
+if __name__ == "__main__":
+    if not os.path.exists(REDIS):
+        print("no /usr/bin/redis-server to compare files with; skipped")
+        sys.exit(77)
+    e2e_server.main(sys.modules[__name__])
