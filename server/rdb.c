@@ -172,13 +172,35 @@ typedef struct snapshot {
     uint64_t cursor;
     keyset had;
     batcher rb, gb; /* reads; a big hash's chunks */
-    bool failed;
+    atomic_bool failed;
     int64_t start_ms;
     struct event *ev; /* BGSAVE's walk (loop 0) */
     loop *lp;
+    /* BGSAVE's file is written by a thread of its own (write, CRC, fsync,
+     * rename: none of it in a loop): buffers queued in order */
+    atomic_bool busy; /* a BGSAVE runs: walking, or its file being finished */
+    pthread_t writer;
+    pthread_mutex_t wlock;
+    pthread_cond_t wcv;
+    struct wbuf *wq, *wq_tail;
+    uint64_t wq_bytes; /* queued, not yet written (the walk waits above WQ_MAX) */
+    bool wq_finish;
+    atomic_bool wdone;
+    int wrc;
 } snapshot;
 
-static snapshot S = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+typedef struct wbuf {
+    struct wbuf *next;
+    sbuf b;
+} wbuf;
+
+#define WQ_MAX (64u * 1024 * 1024)
+
+static snapshot S = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                     .wlock = PTHREAD_MUTEX_INITIALIZER,
+                     .wcv = PTHREAD_COND_INITIALIZER,
+                     .fd = -1};
+static bool final_saved; /* SHUTDOWN's save is done: none again at exit */
 
 /* Saves and their outcome (INFO persistence, LASTSAVE). */
 static atomic_uint_fast64_t dirty;
@@ -199,14 +221,22 @@ void rdb_changed(uint64_t n)
 
 bool rdb_bgsave_running(void)
 {
-    return atomic_load(&S.on) && S.bg;
+    return atomic_load(&S.busy);
 }
 
-static void out_flush(void)
+static void path_of(char *buf, size_t cap, const char *name)
 {
-    const char *p = S.buf.p;
-    size_t n = S.buf.len;
-    while (n > 0 && !S.failed) {
+    const char *dir = srv.cfg.dir && srv.cfg.dir[0] ? srv.cfg.dir : ".";
+    snprintf(buf, cap, "%s/%s", dir, name);
+}
+
+/* Bytes onto the file, in order, with the CRC (SAVE: the loop; BGSAVE:
+ * the writer thread). */
+static void file_put(const char *p, size_t n)
+{
+    S.crc = rdb_crc64(S.crc, p, n);
+    S.bytes += n;
+    while (n > 0 && !atomic_load(&S.failed)) {
         ssize_t w = write(S.fd, p, n);
         if (w < 0 && errno == EINTR) {
             continue;
@@ -214,15 +244,111 @@ static void out_flush(void)
         if (w <= 0) {
             log_msg(LL_WARNING, "Write error saving DB on disk: %s",
                     strerror(w < 0 ? errno : ENOSPC));
-            S.failed = true;
+            atomic_store(&S.failed, true);
             break;
         }
         p += w;
         n -= (size_t)w;
     }
-    S.crc = rdb_crc64(S.crc, S.buf.p, S.buf.len);
-    S.bytes += S.buf.len;
-    S.buf.len = 0;
+}
+
+/* The CRC after the EOF record, fsync, close, and the rename over
+ * dbfilename; or (keep false, or a failure) the temp file removed. 0 when
+ * the save landed. */
+static int file_finish(bool keep)
+{
+    keep = keep && !atomic_load(&S.failed);
+    if (keep) {
+        uint8_t crc[8];
+        for (int i = 0; i < 8; i++) {
+            crc[i] = (uint8_t)(S.crc >> (8 * i));
+        }
+        file_put((const char *)crc, 8);
+        if (!atomic_load(&S.failed) && fsync(S.fd) != 0) {
+            log_msg(LL_WARNING, "Failed to fsync the RDB file: %s", strerror(errno));
+            atomic_store(&S.failed, true);
+        }
+        keep = !atomic_load(&S.failed);
+    }
+    if (S.fd >= 0) {
+        close(S.fd);
+        S.fd = -1;
+    }
+    if (keep) {
+        char final[4096];
+        path_of(final, sizeof(final), srv.cfg.dbfilename);
+        if (rename(S.tmp, final) == 0) {
+            return 0;
+        }
+        log_msg(LL_WARNING, "Error moving temp DB file %s on the final destination %s: %s", S.tmp,
+                final, strerror(errno));
+    }
+    unlink(S.tmp);
+    return -1;
+}
+
+static void *writer_main(void *arg)
+{
+    (void)arg;
+    for (;;) {
+        pthread_mutex_lock(&S.wlock);
+        while (S.wq == NULL && !S.wq_finish) {
+            pthread_cond_wait(&S.wcv, &S.wlock);
+        }
+        wbuf *q = S.wq;
+        S.wq = S.wq_tail = NULL;
+        pthread_mutex_unlock(&S.wlock);
+        if (q == NULL) { /* finished, and everything queued is written */
+            break;
+        }
+        while (q != NULL) {
+            wbuf *next = q->next;
+            file_put(q->b.p, q->b.len);
+            pthread_mutex_lock(&S.wlock);
+            S.wq_bytes -= q->b.len;
+            pthread_mutex_unlock(&S.wlock);
+            sbuf_free(&q->b);
+            free(q);
+            q = next;
+        }
+    }
+    S.wrc = file_finish(true); /* (a stopped BGSAVE set failed: the file goes) */
+    atomic_store(&S.wdone, true);
+    return NULL;
+}
+
+static void out_flush(void)
+{
+    if (!S.bg) {
+        file_put(S.buf.p, S.buf.len);
+        S.buf.len = 0;
+        return;
+    }
+    if (S.buf.len == 0) {
+        return;
+    }
+    wbuf *w = xmalloc(sizeof(*w));
+    w->next = NULL;
+    w->b = S.buf;
+    S.buf = (sbuf){0};
+    pthread_mutex_lock(&S.wlock);
+    if (S.wq_tail != NULL) {
+        S.wq_tail->next = w;
+    } else {
+        S.wq = w;
+    }
+    S.wq_tail = w;
+    S.wq_bytes += w->b.len;
+    pthread_cond_signal(&S.wcv);
+    pthread_mutex_unlock(&S.wlock);
+}
+
+static uint64_t queued_bytes(void)
+{
+    pthread_mutex_lock(&S.wlock);
+    uint64_t n = S.wq_bytes;
+    pthread_mutex_unlock(&S.wlock);
+    return n;
 }
 
 static void out_maybe_flush(void)
@@ -281,7 +407,7 @@ static void put_result(uint8_t pdb, const uint8_t *key, uint32_t klen, const cud
 {
     if (r->status != CUDIS_OK) {
         log_msg(LL_WARNING, "Snapshot: reading a key failed: %s", cudis_strerror(r->status));
-        S.failed = true;
+        atomic_store(&S.failed, true);
         return;
     }
     if (!(r->flags & CUDIS_R_VALUE)) {
@@ -298,7 +424,7 @@ static void put_result(uint8_t pdb, const uint8_t *key, uint32_t klen, const cud
     sbuf all = {0};
     if (!bighash_gather(&S.gb, pdb, (const char *)key, klen, head, hn, &all)) {
         log_msg(LL_WARNING, "Snapshot: reading a big hash's chunks failed");
-        S.failed = true;
+        atomic_store(&S.failed, true);
     } else if (cudis_hash_count((const uint8_t *)all.p, (uint32_t)all.len) > 0) {
         put_key(pdb, key, klen, CUDIS_TYPE_HASH, (const uint8_t *)all.p, (uint32_t)all.len,
                 r->num);
@@ -350,7 +476,7 @@ static int walk_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t klen
 static bool walk(uint64_t budget_ns)
 {
     uint64_t t0 = cudis_mono_ns();
-    while (S.walk_db < S.ndb && !S.failed) {
+    while (S.walk_db < S.ndb && !atomic_load(&S.failed)) {
         uint8_t pdb = S.phys[S.walk_db];
         uint64_t next = 0;
         int rc = CUDIS_OK;
@@ -362,7 +488,7 @@ static bool walk(uint64_t budget_ns)
         }
         if (rc != CUDIS_OK) {
             log_msg(LL_WARNING, "Snapshot: the engine's scan failed: %s", cudis_strerror(rc));
-            S.failed = true;
+            atomic_store(&S.failed, true);
             batch_reset(&S.rb);
             break;
         }
@@ -375,13 +501,7 @@ static bool walk(uint64_t budget_ns)
             break;
         }
     }
-    return S.walk_db >= S.ndb || S.failed;
-}
-
-static void path_of(char *buf, size_t cap, const char *name)
-{
-    const char *dir = srv.cfg.dir && srv.cfg.dir[0] ? srv.cfg.dir : ".";
-    snprintf(buf, cap, "%s/%s", dir, name);
+    return S.walk_db >= S.ndb || atomic_load(&S.failed);
 }
 
 /* Open the temp file and write the header. 0, or -1 (logged). */
@@ -398,7 +518,7 @@ static int snap_begin(loop *lp, bool bg)
     }
     S.bg = bg;
     S.lp = lp;
-    S.failed = false;
+    atomic_store(&S.failed, false);
     S.crc = 0;
     S.bytes = 0;
     S.keys = 0;
@@ -434,51 +554,53 @@ static int snap_begin(loop *lp, bool bg)
     put_aux(&S.buf, "used-mem", num);
     put_aux(&S.buf, "aof-base", "0");
     function_rdb_put(&S.buf); /* the libraries as they are now */
+    if (bg) {
+        S.wq_finish = false;
+        S.wq_bytes = 0;
+        atomic_store(&S.wdone, false);
+        if (pthread_create(&S.writer, NULL, writer_main, NULL) != 0) {
+            log_msg(LL_WARNING, "Can't save in background: no thread for the file");
+            close(S.fd);
+            S.fd = -1;
+            unlink(S.tmp);
+            sbuf_free(&S.buf);
+            batch_deinit(&S.rb);
+            batch_deinit(&S.gb);
+            ks_free(&S.had);
+            return -1;
+        }
+        atomic_store(&S.busy, true);
+    }
     atomic_fetch_add(&saves, 1); /* (Redis counts a save when it starts) */
     atomic_store(&S.on, true);
     return 0;
 }
 
-/* Finish (EOF, CRC, fsync, rename) or drop the temp file. 0 on a save
- * that landed. */
-static int snap_end(bool keep)
+/* The walk is over (every key is in the file's buffers, or the snapshot
+ * is dropped): the guards stop and the EOF record goes last. */
+static void walk_over(bool keep)
 {
     pthread_mutex_lock(&S.lock);
     atomic_store(&S.on, false);
     pthread_mutex_unlock(&S.lock);
-    int rc = -1;
-    if (keep && !S.failed) {
+    if (keep) {
         uint8_t eof = OP_EOF;
         sbuf_add(&S.buf, &eof, 1);
-        out_flush();
-        uint8_t crc[8];
-        for (int i = 0; i < 8; i++) {
-            crc[i] = (uint8_t)(S.crc >> (8 * i));
-        }
-        sbuf_add(&S.buf, crc, 8);
-        out_flush();
-        if (!S.failed && fsync(S.fd) != 0) {
-            log_msg(LL_WARNING, "Failed to fsync the RDB file: %s", strerror(errno));
-            S.failed = true;
-        }
+    } else {
+        atomic_store(&S.failed, true);
     }
-    if (S.fd >= 0) {
-        close(S.fd);
-        S.fd = -1;
+    out_flush();
+    if (S.bg) { /* the writer finishes the file once the queue is written */
+        pthread_mutex_lock(&S.wlock);
+        S.wq_finish = true;
+        pthread_cond_signal(&S.wcv);
+        pthread_mutex_unlock(&S.wlock);
     }
-    if (keep && !S.failed) {
-        char final[4096];
-        path_of(final, sizeof(final), srv.cfg.dbfilename);
-        if (rename(S.tmp, final) != 0) {
-            log_msg(LL_WARNING, "Error moving temp DB file %s on the final destination %s: %s",
-                    S.tmp, final, strerror(errno));
-        } else {
-            rc = 0;
-        }
-    }
-    if (rc != 0) {
-        unlink(S.tmp);
-    }
+}
+
+/* A snapshot's end, once its file is finished (rc 0: it landed). */
+static int snap_close(int rc)
+{
     sbuf_free(&S.buf);
     batch_deinit(&S.rb);
     batch_deinit(&S.gb);
@@ -500,45 +622,80 @@ static int snap_end(bool keep)
         log_msg(rc == 0 ? LL_NOTICE : LL_WARNING,
                 rc == 0 ? "Background saving terminated with success"
                         : "Background saving error");
+        atomic_store(&S.busy, false);
     }
     return rc;
 }
 
-/* SAVE: the whole walk at once (the engine held by the caller). */
+/* SAVE: the whole walk at once (the engine held by the caller), and the
+ * file written here. */
 static int save_now(loop *lp)
 {
     if (snap_begin(lp, false) != 0) {
         return -1;
     }
     (void)walk(0);
-    return snap_end(true);
+    walk_over(true);
+    return snap_close(file_finish(true));
 }
 
-/* A BGSAVE's walk: one slice, then the loop's turn. */
+/* Commands the loops have run so far (whether clients are being served). */
+static uint64_t commands_run(void)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < srv.nloops; i++) {
+        n += __atomic_load_n(&srv.loops[i].st.commands, __ATOMIC_RELAXED);
+    }
+    return n;
+}
+
+/* A BGSAVE's walk: one slice, then the loop's turn: the next slice at
+ * once while no client is served, else after a gap (the walk then takes
+ * at most about half the loop's time). Once the walk is over, the timer
+ * waits for the writer to finish the file. */
 static void walk_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
     loop *lp = arg;
-    if (!atomic_load(&S.on)) {
+    static uint64_t seen;
+    struct timeval gap = {0, SLICE_GAP_US};
+    if (!atomic_load(&S.busy)) {
         return;
     }
-    if (lp->busy) { /* a script runs: later */
-        struct timeval tv = {0, SLICE_GAP_US};
-        evtimer_add(S.ev, &tv);
+    if (!atomic_load(&S.on)) { /* the writer is finishing the file */
+        if (atomic_load(&S.wdone)) {
+            pthread_join(S.writer, NULL);
+            (void)snap_close(S.wrc);
+            return;
+        }
+        gap.tv_usec = 10000;
+        evtimer_add(S.ev, &gap);
+        return;
+    }
+    if (lp->busy || queued_bytes() > WQ_MAX) { /* a script runs, or the disk lags: later */
+        evtimer_add(S.ev, &gap);
         return;
     }
     bool locked = excl_begin(lp);
     pthread_mutex_lock(&S.lock);
+    S.rb.owner = S.gb.owner = lp;
     bool done = walk(SLICE_NS);
     pthread_mutex_unlock(&S.lock);
     excl_end(lp, locked);
     if (done) {
-        (void)snap_end(true);
+        walk_over(!atomic_load(&S.failed));
+        evtimer_add(S.ev, &gap);
         return;
     }
-    struct timeval tv = {0, SLICE_GAP_US};
-    evtimer_add(S.ev, &tv);
+    uint64_t now = commands_run();
+    bool idle = now == seen;
+    seen = now;
+    if (idle) {
+        event_active(S.ev, EV_TIMEOUT, 0);
+    } else {
+        evtimer_add(S.ev, &gap);
+    }
 }
 
 static int bgsave_start(loop *lp)
@@ -565,8 +722,13 @@ static void bgsave_stop(void)
     }
     evtimer_del(S.ev);
     log_msg(LL_WARNING, "Background saving stopped: the temp file is removed");
-    S.failed = true;
-    (void)snap_end(false);
+    if (atomic_load(&S.on)) {
+        walk_over(false);
+    } else {
+        atomic_store(&S.failed, true); /* the file goes, unless already renamed */
+    }
+    pthread_join(S.writer, NULL);
+    (void)snap_close(S.wrc);
 }
 
 /* ------------------------------------------------------------------------
@@ -590,6 +752,8 @@ void rdb_guard(batcher *b)
     pthread_mutex_lock(&S.lock);
     if (atomic_load(&S.on) && S.bg) {
         in_guard = true;
+        /* the reads are this loop's (their keyspace events go out from it) */
+        S.rb.owner = S.gb.owner = b->owner;
         for (uint32_t i = 0; i < b->nops; i++) {
             if (!b->meta[i].write) {
                 continue;
@@ -928,14 +1092,13 @@ static bool save_due(int64_t now_ms)
 
 void rdb_cron(loop *lp, int64_t now_ms)
 {
-    if (!atomic_load(&S.on) && save_due(now_ms)) {
+    if (!rdb_bgsave_running() && save_due(now_ms)) {
         (void)bgsave_start(lp);
     }
 }
 
 void rdb_before_flush(loop *lp, bool all)
 {
-    (void)lp;
     if (!rdb_bgsave_running()) {
         return;
     }
@@ -943,11 +1106,16 @@ void rdb_before_flush(loop *lp, bool all)
         bgsave_stop();
         return;
     }
-    evtimer_del(S.ev); /* FLUSHDB: the walk ends first (the engine is held) */
+    if (!atomic_load(&S.on)) {
+        return; /* the walk is over: the file is being finished */
+    }
+    /* FLUSHDB: the walk ends first (the engine is held); the writer then
+     * finishes the file while the timer waits for it */
     pthread_mutex_lock(&S.lock);
+    S.rb.owner = S.gb.owner = lp;
     (void)walk(0);
     pthread_mutex_unlock(&S.lock);
-    (void)snap_end(true);
+    walk_over(!atomic_load(&S.failed));
 }
 
 static bool save_points(void)
@@ -968,6 +1136,7 @@ int rdb_shutdown_save(loop *lp, bool save, bool nosave)
         bgsave_stop();
     }
     if (nosave || (!save && !save_points())) {
+        final_saved = true; /* SHUTDOWN decided: nothing more at exit */
         return 0;
     }
     log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
@@ -980,7 +1149,19 @@ int rdb_shutdown_save(loop *lp, bool save, bool nosave)
         log_msg(LL_WARNING, "Error trying to save the DB, can't exit.");
         return -1;
     }
+    final_saved = true;
     return 0;
+}
+
+void rdb_at_exit(loop *lp)
+{
+    bgsave_stop();
+    if (!final_saved && save_points()) { /* SIGTERM / SIGINT: saved as Redis does */
+        log_msg(LL_NOTICE, "Saving the final RDB snapshot before exiting.");
+        if (save_now(lp) != 0) {
+            log_msg(LL_WARNING, "Error trying to save the DB before exiting.");
+        }
+    }
 }
 
 void rdb_info(sbuf *o)

@@ -314,6 +314,7 @@ int server_start(void)
     for (int i = 1; i < srv.nloops; i++) {
         pthread_join(srv.loops[i].tid, NULL);
     }
+    rdb_at_exit(&srv.loops[0]); /* the other loops are joined: nothing else runs */
     if (srv.cfg.cluster_enabled) {
         cluster_shutdown();
     }

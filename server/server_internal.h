@@ -516,6 +516,9 @@ int rdb_load_at_start(loop *lp);
  * are set). 0, or -1 when the save failed (the shutdown is refused). */
 int rdb_shutdown_save(loop *lp, bool save, bool nosave);
 void rdb_info(sbuf *o);
+/* The loops are done: a BGSAVE in progress stops; with save points set and
+ * no SHUTDOWN having saved (SIGTERM, SIGINT), the data is saved first. */
+void rdb_at_exit(loop *lp);
 
 /* cmd_dump.c: Redis's serialization, for DUMP/RESTORE and FUNCTION
  * DUMP/RESTORE. A string is written raw (its length, its bytes); the

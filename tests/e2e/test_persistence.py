@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -173,7 +174,14 @@ class Persistence(unittest.TestCase):
         self.assertEqual(r3.get("s:raw"), b"hello world")
 
     def test_bgsave_is_a_snapshot_of_its_start(self):
-        s, r = self.start(BIN)
+        self.bgsave_under_writes([], 1)
+
+    def test_bgsave_snapshot_with_io_threads(self):
+        # several loops write at once: their guards and the walk share the engine
+        self.bgsave_under_writes(["--io-threads", "4"], 4)
+
+    def bgsave_under_writes(self, extra, writers):
+        s, r = self.start(BIN, extra)
         n = 200000
         p = r.pipeline(transaction=False)
         for i in range(n):
@@ -182,21 +190,41 @@ class Persistence(unittest.TestCase):
                 p.execute()
         p.execute()
         r.hset("h:big", mapping={"field:%06d" % i: "old" for i in range(6000)})
-        self.assertEqual(r.bgsave(), True)
-        # during the save: every key rewritten, some deleted, new ones made
-        p = r.pipeline(transaction=False)
-        for i in range(n):
+        # during the save: every key rewritten, some deleted, new ones made,
+        # by `writers` clients at once (each its own part of the keys); the
+        # first ones in the same pipeline as BGSAVE, so surely during it
+        first = 20000
+
+        def change(p, i):
             if i % 7 == 0:
                 p.delete("k:%d" % i)
             else:
                 p.set("k:%d" % i, "new")
             if i % 5 == 0:
                 p.set("new:%d" % i, "x")
-            if i % 10000 == 9999:
-                p.execute()
-        p.execute()
-        r.hset("h:big", mapping={"field:%06d" % i: "new" for i in range(0, 6000, 3)})
-        r.hset("h:big", "added", "1")
+        p = r.pipeline(transaction=False)
+        p.bgsave()
+        for i in range(first):
+            change(p, i)
+        self.assertEqual(p.execute()[0], True)
+
+        def write(part):
+            c = redis.Redis(port=s.port)
+            p = c.pipeline(transaction=False)
+            for i in range(first + part, n, writers):
+                change(p, i)
+                if i % 5000 == 4999:
+                    p.execute()
+            p.execute()
+            if part == 0:
+                c.hset("h:big", mapping={"field:%06d" % i: "new" for i in range(0, 6000, 3)})
+                c.hset("h:big", "added", "1")
+            c.close()
+        threads = [threading.Thread(target=write, args=(k,)) for k in range(writers)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
         deadline = time.time() + 60
         while int(r.info("persistence")["rdb_bgsave_in_progress"]) and time.time() < deadline:
             time.sleep(0.05)
