@@ -102,9 +102,14 @@ static uint64_t *ks_find(keyset *s, uint8_t db, const void *key, uint32_t klen, 
     return &s->slot[i];
 }
 
-static void ks_init(keyset *s)
+/* Room for about `expect` names without growing (a rehash of millions of
+ * names would stall the loop). */
+static void ks_init(keyset *s, uint64_t expect)
 {
     s->mask = 4095;
+    while ((s->mask + 1) / 2 < expect + expect / 8) {
+        s->mask = s->mask * 2 + 1;
+    }
     s->n = 0;
     s->slot = xcalloc(s->mask + 1, sizeof(*s->slot));
     s->arena = (sbuf){0};
@@ -163,7 +168,9 @@ typedef struct snapshot {
     int fd;
     char tmp[4096];
     sbuf buf;
-    uint64_t crc, bytes, keys;
+    uint64_t crc, bytes;
+    atomic_ullong keys;   /* written so far (INFO reads it from any loop) */
+    atomic_bool active;   /* a SAVE or BGSAVE holds this state: one at a time */
     int sel;              /* the database of the last SELECTDB written, -1 none */
     int ndb;
     uint8_t phys[CUDIS_MAX_DBS];  /* engine database of each logical one, at the start */
@@ -396,7 +403,7 @@ static void put_key(uint8_t pdb, const uint8_t *key, uint32_t klen, uint32_t typ
     memmove(S.buf.p + at + 1 + kb.len, S.buf.p + at + 1, objlen - 1);
     memcpy(S.buf.p + at + 1, kb.p, kb.len);
     sbuf_free(&kb);
-    S.keys++;
+    atomic_fetch_add_explicit(&S.keys, 1, memory_order_relaxed);
     out_maybe_flush();
 }
 
@@ -504,8 +511,24 @@ static bool walk(uint64_t budget_ns)
     return S.walk_db >= S.ndb || atomic_load(&S.failed);
 }
 
-/* Open the temp file and write the header. 0, or -1 (logged). */
+/* Open the temp file and write the header. 0, -1 (logged), or
+ * SNAP_BUSY when a save runs already (a SAVE on another loop, a BGSAVE). */
+#define SNAP_BUSY (-2)
+static int snap_begin_(loop *lp, bool bg);
 static int snap_begin(loop *lp, bool bg)
+{
+    bool idle = false;
+    if (!atomic_compare_exchange_strong(&S.active, &idle, true)) {
+        return SNAP_BUSY;
+    }
+    int rc = snap_begin_(lp, bg);
+    if (rc != 0) {
+        atomic_store(&S.active, false);
+    }
+    return rc;
+}
+
+static int snap_begin_(loop *lp, bool bg)
 {
     char name[64];
     snprintf(name, sizeof(name), "temp-%d.rdb", (int)getpid());
@@ -521,7 +544,7 @@ static int snap_begin(loop *lp, bool bg)
     atomic_store(&S.failed, false);
     S.crc = 0;
     S.bytes = 0;
-    S.keys = 0;
+    atomic_store(&S.keys, 0);
     S.sel = -1;
     S.walk_db = 0;
     S.cursor = 0;
@@ -539,7 +562,11 @@ static int snap_begin(loop *lp, bool bg)
     S.rb.owner = S.gb.owner = lp;
     S.rb.ev = S.gb.ev = KEV_QUIET;
     if (bg) {
-        ks_init(&S.had);
+        uint64_t keys = 0;
+        for (int i = 0; i < S.ndb; i++) {
+            keys += engine_db_size(srv.eng, S.phys[i]);
+        }
+        ks_init(&S.had, keys);
     }
     dirty_at_start = atomic_load(&dirty);
     char hdr[16];
@@ -613,7 +640,7 @@ static int snap_close(int rc)
         atomic_store(&last_save_s, now / 1000);
         atomic_fetch_sub(&dirty, dirty_at_start);
         log_msg(LL_NOTICE, "DB saved on disk (%llu keys, %llu bytes, %lld ms)",
-                (unsigned long long)S.keys, (unsigned long long)S.bytes,
+                (unsigned long long)atomic_load(&S.keys), (unsigned long long)S.bytes,
                 (long long)(now - S.start_ms));
     }
     if (S.bg) {
@@ -624,6 +651,7 @@ static int snap_close(int rc)
                         : "Background saving error");
         atomic_store(&S.busy, false);
     }
+    atomic_store(&S.active, false);
     return rc;
 }
 
@@ -631,8 +659,9 @@ static int snap_close(int rc)
  * file written here. */
 static int save_now(loop *lp)
 {
-    if (snap_begin(lp, false) != 0) {
-        return -1;
+    int rc = snap_begin(lp, false);
+    if (rc != 0) {
+        return rc;
     }
     (void)walk(0);
     walk_over(true);
@@ -688,19 +717,25 @@ static void walk_cb(evutil_socket_t fd, short what, void *arg)
         evtimer_add(S.ev, &gap);
         return;
     }
+    /* (a zero timeout, not event_active: libevent runs an event activated
+     * from its own callback before it polls again, so the walk would
+     * starve the clients it was to make way for) */
     uint64_t now = commands_run();
     bool idle = now == seen;
     seen = now;
     if (idle) {
-        event_active(S.ev, EV_TIMEOUT, 0);
-    } else {
-        evtimer_add(S.ev, &gap);
+        gap.tv_usec = 0;
     }
+    evtimer_add(S.ev, &gap);
 }
 
 static int bgsave_start(loop *lp)
 {
-    if (snap_begin(lp, true) != 0) {
+    int rc = snap_begin(lp, true);
+    if (rc == SNAP_BUSY) {
+        return rc;
+    }
+    if (rc != 0) {
         atomic_store(&last_bg_ok, false);
         atomic_store(&last_try_ms, cudis_now_ms());
         return -1;
@@ -1177,7 +1212,8 @@ void rdb_info(sbuf *o)
                 "rdb_last_load_keys_expired:%lld\r\nrdb_last_load_keys_loaded:%lld\r\n"
                 "rdb_last_load_time_ms:%lld\r\n"
                 "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n",
-                bg ? (unsigned long long)S.keys : 0ULL, (unsigned long long)atomic_load(&dirty),
+                bg ? (unsigned long long)atomic_load(&S.keys) : 0ULL,
+                (unsigned long long)atomic_load(&dirty),
                 bg ? 1 : 0,
                 (long long)atomic_load(&last_save_s), atomic_load(&last_bg_ok) ? "ok" : "err",
                 (long long)atomic_load(&last_bg_secs), bg ? (long long)(now - S.start_ms) / 1000 : -1LL,
@@ -1193,15 +1229,14 @@ void rdb_info(sbuf *o)
 void cmd_save(conn *c, int argc, char **argv, uint32_t *lens)
 {
     UNUSED3;
-    if (rdb_bgsave_running()) {
+    int rc = rdb_bgsave_running() ? SNAP_BUSY : save_now(c->lp);
+    if (rc == SNAP_BUSY) {
         conn_error(c, "ERR Background save already in progress");
-        return;
-    }
-    if (save_now(c->lp) != 0) {
+    } else if (rc != 0) {
         conn_error(c, "ERR");
-        return;
+    } else {
+        reply_ok(c);
     }
-    reply_ok(c);
 }
 
 void cmd_bgsave(conn *c, int argc, char **argv, uint32_t *lens)
@@ -1210,15 +1245,14 @@ void cmd_bgsave(conn *c, int argc, char **argv, uint32_t *lens)
         conn_error(c, "ERR syntax error");
         return;
     }
-    if (rdb_bgsave_running()) {
+    int rc = rdb_bgsave_running() ? SNAP_BUSY : bgsave_start(c->lp);
+    if (rc == SNAP_BUSY) {
         conn_error(c, "ERR Background save already in progress");
-        return;
-    }
-    if (bgsave_start(c->lp) != 0) {
+    } else if (rc != 0) {
         conn_error(c, "ERR");
-        return;
+    } else {
+        resp_status(&c->out, "Background saving started");
     }
-    resp_status(&c->out, "Background saving started");
 }
 
 void cmd_lastsave(conn *c, int argc, char **argv, uint32_t *lens)
