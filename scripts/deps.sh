@@ -4,7 +4,7 @@
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config libevent-dev libhiredis-dev libcriterion-dev
       liblua5.1-0-dev lua-cjson-dev lua-bitop-dev prometheus-redis-exporter
-      redis-server redis-tools memcached python3-redis gnuplot-nox procps nutcracker
+      redis-server redis-tools memcached python3-redis python3-yaml gnuplot-nox procps nutcracker
       clang libclang-rt-14-dev llvm) # libFuzzer (its runtime) and llvm-symbolizer: scripts/fuzz.sh
 missing=()
 for p in "${PKGS[@]}"; do

@@ -2,6 +2,8 @@
 # Installs what is needed, builds, and runs every test:
 #   1. the normal build (with the CUDA code compiled when nvcc exists; GPU
 #      tests skip themselves without a device) - all tests;
+#      then the Debian package built from it, installed, run and purged
+#      (scripts/package-test.sh);
 #   2. an ASan+UBSan build - all tests;
 #   3. a TSan build - the concurrency stress tests (label "stress");
 #   4. the fault-injection build (scripts/faults.sh);
@@ -16,6 +18,9 @@ echo "== build (warnings are errors) =="
 scripts/build.sh build
 echo "== tests =="
 (cd build && ctest --output-on-failure -j"$jobs")
+
+echo "== Debian package: built, installed, run as its unit would, purged =="
+scripts/package-test.sh build
 
 echo "== ASan+UBSan build =="
 scripts/build.sh build-asan -DCUDIS_SANITIZE=address -DCMAKE_BUILD_TYPE=Debug

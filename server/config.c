@@ -82,6 +82,8 @@ const config_option config_table[] = {
      "Least severe log level written."},
     {"daemonize", OPT_BOOL, "no", 0, 0, NULL, false, OFF(daemonize),
      "Run in the background, detached from the terminal."},
+    {"supervised", OPT_ENUM, "no", 0, 0, "no|upstart|systemd|auto", false, OFF(supervised),
+     "Tell a supervisor when the server is ready: systemd (READY=1 on $NOTIFY_SOCKET, for Type=notify units; STOPPING=1 at shutdown), upstart (SIGSTOP), auto (systemd when NOTIFY_SOCKET is set), no."},
     {"pidfile", OPT_STR, "", 0, 0, NULL, false, OFF(pidfile),
      "File to write the process id to at start and remove at exit (empty: none)."},
     {"hz", OPT_INT, "10", 1, 500, NULL, true, OFF(hz),
@@ -623,13 +625,74 @@ int config_load_file(srv_config *c, const char *path, char *err, size_t errlen)
 void config_print_help(FILE *f)
 {
     fprintf(f, "Usage: cudis-server [/path/to/cudis.conf] [--option value ...]\n"
-               "       cudis-server --help | --version | --print-conf\n\n"
+               "       cudis-server --help | --version | --print-conf | --print-man\n\n"
                "Options (file directives and --name value take the same names):\n");
     for (size_t i = 0; i < config_table_len; i++) {
         const config_option *o = &config_table[i];
         fprintf(f, "  --%-28s default \"%s\"%s\n      %s\n", o->name, o->def,
                 o->runtime ? " (CONFIG SET)" : "", o->desc);
     }
+}
+
+/* Text for a troff line: backslashes doubled, a leading dot or quote
+ * escaped, dashes as \- (so man shows and searches them as typed). */
+static void man_text(FILE *f, const char *s)
+{
+    if (*s == '.' || *s == '\'') {
+        fputs("\\&", f);
+    }
+    for (; *s; s++) {
+        if (*s == '\\') {
+            fputs("\\e", f);
+        } else if (*s == '-') {
+            fputs("\\-", f);
+        } else {
+            fputc(*s, f);
+        }
+    }
+}
+
+void config_write_man(FILE *f, const char *version)
+{
+    fprintf(f, ".\\\" Generated from cudis-server's option table (cudis-server --print-man).\n"
+               ".TH CUDIS-SERVER 1 \"\" \"cudis %s\" \"User Commands\"\n"
+               ".SH NAME\ncudis-server \\- a Redis-protocol key-value cache whose data lives in GPU "
+               "memory\n"
+               ".SH SYNOPSIS\n.B cudis-server\n[\\fI/path/to/cudis.conf\\fR] "
+               "[\\fB\\-\\-option\\fR \\fIvalue\\fR ...]\n.br\n.B cudis-server\n"
+               "\\-\\-help | \\-\\-version | \\-\\-print\\-conf | \\-\\-print\\-man\n"
+               ".SH DESCRIPTION\n"
+               "cudis-server speaks the Redis protocol (RESP2 and RESP3) and keeps its data in a "
+               "cache cuckoo hash table in GPU memory, or in host memory where no GPU is found "
+               "(the \\fBengine\\fR option). Existing Redis clients and tools work with it.\n.PP\n"
+               "Options come from the configuration file (one \\fIname value\\fR per line) and "
+               "from the command line (\\fB\\-\\-name value\\fR, after the file); the names "
+               "and defaults below are those of \\fBCONFIG GET\\fR. Sizes accept Redis's units: "
+               "1k = 1000, 1kb = 1024, mb and gb likewise.\n"
+               ".SH OPTIONS\n",
+            version);
+    for (size_t i = 0; i < config_table_len; i++) {
+        const config_option *o = &config_table[i];
+        fputs(".TP\n.B \\-\\-", f);
+        man_text(f, o->name);
+        fputs(" \\fIvalue\\fR\n", f);
+        man_text(f, o->desc);
+        fputs("\n.br\nDefault: \\fB", f);
+        man_text(f, o->def[0] ? o->def : "\"\"");
+        fputs("\\fR", f);
+        if (o->type == OPT_ENUM && strchr(o->enum_vals, '|')) {
+            fputs("; one of: ", f);
+            man_text(f, o->enum_vals);
+        }
+        fputs(o->runtime ? "; CONFIG SET may change it.\n" : ".\n", f);
+    }
+    fputs(".SH SIGNALS\n.B SIGTERM\nand\n.B SIGINT\nshut the server down (saving first when "
+          "\\fBsave\\fR points are set);\n.B SIGHUP\nreopens the log file.\n"
+          ".SH FILES\n.TP\n.I /etc/cudis/cudis.conf\nthe configuration (Debian package)\n"
+          ".TP\n.I /var/lib/cudis/dump.rdb\nthe RDB file of SAVE and BGSAVE (\\fBdir\\fR, "
+          "\\fBdbfilename\\fR), loaded at start\n"
+          ".SH SEE ALSO\n.BR redis-cli (1),\n.BR redis-server (1)\n",
+          f);
 }
 
 void config_write_conf(FILE *f)

@@ -61,6 +61,7 @@ typedef struct srv_config {
     char *loglevel;
     bool daemonize;
     char *pidfile;
+    char *supervised;
     long long hz;
     long long databases;
     char *save;
@@ -152,6 +153,8 @@ void config_get(const srv_config *c, const config_option *o, sbuf *out);
 
 /* --help text and the commented config file generated from the table. */
 void config_print_help(FILE *f);
+/* The man page (troff) of cudis-server: its options from the table. */
+void config_write_man(FILE *f, const char *version);
 void config_write_conf(FILE *f);
 
 #endif /* SERVER_CONFIG_H */

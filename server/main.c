@@ -168,6 +168,10 @@ int server_main(int argc, char **argv)
             config_write_conf(stdout);
             return 0;
         }
+        if (!strcmp(argv[i], "--print-man")) {
+            config_write_man(stdout, CUDIS_VERSION);
+            return 0;
+        }
     }
     server_state_setup();
     ssize_t n = readlink("/proc/self/exe", srv.executable, sizeof(srv.executable) - 1);

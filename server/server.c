@@ -8,7 +8,10 @@
 #include <event2/thread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "cudis_time.h"
@@ -88,6 +91,60 @@ static void pidfile_write(void)
     fprintf(f, "%d\n", (int)getpid());
     fclose(f);
     pid_written = true;
+}
+
+/* A supervisor told of the server's state: systemd's notify protocol (a
+ * datagram of "KEY=value" lines to the unix socket in $NOTIFY_SOCKET, for
+ * Type=notify units) or upstart's SIGSTOP, as Redis's `supervised`. */
+static bool supervised_systemd(void)
+{
+    const char *m = srv.cfg.supervised ? srv.cfg.supervised : "no";
+    return !strcmp(m, "systemd") || (!strcmp(m, "auto") && getenv("NOTIFY_SOCKET") != NULL);
+}
+
+static void sd_notify_msg(const char *msg)
+{
+    const char *path = getenv("NOTIFY_SOCKET");
+    if (path == NULL || (path[0] != '/' && path[0] != '@') || strlen(path) >= 108) {
+        log_msg(LL_WARNING, "systemd supervision requested, but NOTIFY_SOCKET is %s",
+                path == NULL ? "not set" : "not a unix socket path");
+        return;
+    }
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    size_t n = strlen(path);
+    memcpy(sa.sun_path, path, n);
+    if (sa.sun_path[0] == '@') {
+        sa.sun_path[0] = '\0'; /* an abstract socket */
+    }
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *)&sa,
+                         (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n)) < 0) {
+        log_msg(LL_WARNING, "Can't send notification to systemd: %s", strerror(errno));
+    }
+    if (fd >= 0) {
+        close(fd);
+    }
+}
+
+static void supervise_ready(void)
+{
+    const char *m = srv.cfg.supervised ? srv.cfg.supervised : "no";
+    if (supervised_systemd()) {
+        log_msg(LL_NOTICE, "supervised by systemd. Please make sure you set appropriate values for "
+                           "TimeoutStartSec and TimeoutStopSec in your service unit.");
+        char msg[128];
+        snprintf(msg, sizeof(msg), "STATUS=Ready to accept connections\nREADY=1\nMAINPID=%d\n",
+                 (int)getpid());
+        sd_notify_msg(msg);
+    } else if (!strcmp(m, "upstart")) {
+        if (getenv("UPSTART_JOB") == NULL) {
+            log_msg(LL_WARNING, "upstart supervision requested, but UPSTART_JOB not found!");
+        } else {
+            log_msg(LL_NOTICE, "supervised by upstart, will stop to signal readiness.");
+            raise(SIGSTOP);
+            unsetenv("UPSTART_JOB");
+        }
+    }
 }
 
 void server_poll_signals(void)
@@ -306,6 +363,7 @@ int server_start(void)
     pidfile_write();
     log_msg(LL_NOTICE, "Ready to accept connections tcp port=%lld io-threads=%d", srv.cfg.port,
             srv.nloops);
+    supervise_ready();
     for (int i = 1; i < srv.nloops; i++) {
         pthread_create(&srv.loops[i].tid, NULL, loop_thread, &srv.loops[i]);
     }
@@ -313,6 +371,9 @@ int server_start(void)
     loop_final(&srv.loops[0]);
     for (int i = 1; i < srv.nloops; i++) {
         pthread_join(srv.loops[i].tid, NULL);
+    }
+    if (supervised_systemd()) {
+        sd_notify_msg("STOPPING=1\nSTATUS=Shutting down\n");
     }
     rdb_at_exit(&srv.loops[0]); /* the other loops are joined: nothing else runs */
     if (srv.cfg.cluster_enabled) {
