@@ -82,6 +82,8 @@ const config_option config_table[] = {
      "Least severe log level written."},
     {"daemonize", OPT_BOOL, "no", 0, 0, NULL, false, OFF(daemonize),
      "Run in the background, detached from the terminal."},
+    {"metrics-port", OPT_INT, "0", 0, 65535, NULL, false, OFF(metrics_port),
+     "HTTP port of the Prometheus metrics (GET /metrics on the bind addresses: INFO's figures under redis_exporter's names, cudis_* for the engine and each GPU); 0: off."},
     {"supervised", OPT_ENUM, "no", 0, 0, "no|upstart|systemd|auto", false, OFF(supervised),
      "Tell a supervisor when the server is ready: systemd (READY=1 on $NOTIFY_SOCKET, for Type=notify units; STOPPING=1 at shutdown), upstart (SIGSTOP), auto (systemd when NOTIFY_SOCKET is set), no."},
     {"pidfile", OPT_STR, "", 0, 0, NULL, false, OFF(pidfile),

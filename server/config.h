@@ -62,6 +62,7 @@ typedef struct srv_config {
     bool daemonize;
     char *pidfile;
     char *supervised;
+    long long metrics_port;
     long long hz;
     long long databases;
     char *save;

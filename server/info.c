@@ -297,6 +297,10 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
             }
         }
     }
+    if (want("gpu", argc, argv, lens, true)) {
+        SECTION("GPU");
+        gpumon_info(o);
+    }
     if (want("engine", argc, argv, lens, true)) {
         SECTION("Engine");
         double nb = bs.batches ? (double)bs.batches : 1.0;

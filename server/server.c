@@ -360,6 +360,12 @@ int server_start(void)
         listeners_close();
         return 1;
     }
+    gpumon_start();
+    if (metrics_start(srv.loops[0].base) != 0) {
+        listeners_close();
+        gpumon_stop();
+        return 1;
+    }
     pidfile_write();
     log_msg(LL_NOTICE, "Ready to accept connections tcp port=%lld io-threads=%d", srv.cfg.port,
             srv.nloops);
@@ -376,6 +382,8 @@ int server_start(void)
         sd_notify_msg("STOPPING=1\nSTATUS=Shutting down\n");
     }
     rdb_at_exit(&srv.loops[0]); /* the other loops are joined: nothing else runs */
+    gpumon_stop();
+    metrics_stop();
     if (srv.cfg.cluster_enabled) {
         cluster_shutdown();
     }

@@ -520,6 +520,19 @@ void rdb_info(sbuf *o);
  * no SHUTDOWN having saved (SIGTERM, SIGINT), the data is saved first. */
 void rdb_at_exit(loop *lp);
 
+/* gpumon.c: INFO gpu, from NVML loaded at run time and sampled by a
+ * thread of its own once a second. */
+void gpumon_start(void);
+void gpumon_stop(void);
+void gpumon_info(sbuf *o);
+
+/* metrics.c: Prometheus's text of INFO's figures (metrics_text), served on
+ * metrics-port by loop 0 (0: off). metrics_start: 0, or -1 when a port
+ * could not be bound (logged). */
+void metrics_text(sbuf *o);
+int metrics_start(struct event_base *base);
+void metrics_stop(void);
+
 /* cmd_dump.c: Redis's serialization, for DUMP/RESTORE and FUNCTION
  * DUMP/RESTORE. A string is written raw (its length, its bytes); the
  * footer is the RDB version and the CRC-64 of everything before it. */
