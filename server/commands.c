@@ -252,7 +252,7 @@ static const command table[] = {
     {.name = "flushdb", .arity = -1, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_flushall, .group = "server", .since = "1.0.0", .summary = "Removes all keys from the current database.", .complexity = "O(N)"},
     {.name = "flushall", .arity = -1, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_flushall, .group = "server", .since = "1.0.0", .summary = "Removes all keys from all databases.", .complexity = "O(N)"},
     {.name = "lastsave", .arity = 1, .flags = CONN_F, .fn = cmd_lastsave, .group = "server", .since = "1.0.0", .summary = "Returns the Unix timestamp of the last successful save to disk."},
-    {.name = "save", .arity = 1, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_EXCL, .fn = cmd_save, .group = "server", .since = "1.0.0", .summary = "Synchronously saves the database(s) to disk.", .complexity = "O(N) where N is the total number of keys in all databases"},
+    {.name = "save", .arity = 1, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_EXCL | CMD_NOMULTI, .fn = cmd_save, .group = "server", .since = "1.0.0", .summary = "Synchronously saves the database(s) to disk.", .complexity = "O(N) where N is the total number of keys in all databases"},
     {.name = "bgsave", .arity = -1, .flags = CMD_ADMIN | CMD_NOSCRIPT | CMD_EXCL, .fn = cmd_bgsave, .group = "server", .since = "1.0.0", .summary = "Asynchronously saves the database(s) to disk.", .complexity = "O(1)"},
     {.name = "role", .arity = 1, .flags = CONN_F, .fn = cmd_role, .group = "server", .since = "2.8.12", .summary = "Returns the replication role."},
     {.name = "wait", .arity = 3, .flags = CMD_NOSCRIPT, .fn = cmd_wait, .group = "generic", .since = "3.0.0", .summary = "Blocks until the asynchronous replication of all preceding write commands sent by the connection is completed."},
@@ -311,7 +311,7 @@ static const command table[] = {
     {.name = "readwrite", .arity = 1, .flags = CMD_FAST | CMD_LOADING | CMD_STALE, .fn = cmd_readwrite, .group = "cluster", .since = "3.0.0", .summary = "Enables read-write queries for a connection to a Redis Cluster replica node."},
     {.name = "migrate", .arity = -6, .flags = CMD_WRITE | CMD_EXCL, .fn = cmd_migrate, .group = "generic", .since = "2.6.0", .summary = "Atomically transfers a key from one Redis instance to another.", .complexity = "This command actually executes a DUMP+DEL in the source instance, and a RESTORE in the target instance. See the pages of these commands for time complexity. Also an O(N) data transfer between the two instances is performed."},
     {.name = "restore-asking", .arity = -4, .flags = CMD_WRITE | CMD_EXCL, .first_key = 1, .last_key = 1, .step = 1, .fn = cmd_restore_asking, .group = "server", .since = "3.0.0", .summary = "An internal command for migrating keys in a cluster.", .complexity = "O(1) to create the new key and additional O(N*M) to reconstruct the serialized value, where N is the number of Redis objects composing the value and M their average size."},
-    {.name = "shutdown", .arity = -1, .flags = CMD_ALLOW_BUSY | CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE, .fn = cmd_shutdown, .group = "server", .since = "1.0.0", .summary = "Synchronously saves the database(s) to disk and shuts down the Redis server.", .complexity = "O(N)"},
+    {.name = "shutdown", .arity = -1, .flags = CMD_ALLOW_BUSY | CMD_ADMIN | CMD_NOSCRIPT | CMD_LOADING | CMD_STALE | CMD_NOMULTI, .fn = cmd_shutdown, .group = "server", .since = "1.0.0", .summary = "Synchronously saves the database(s) to disk and shuts down the Redis server.", .complexity = "O(N)"},
 };
 /* clang-format on */
 

@@ -36,6 +36,7 @@ typedef struct command command;
 #define CMD_PUBSUB 0x4000   /* allowed in RESP2 subscribed mode (subscribe family, PING...) */
 #define CMD_ALLOW_BUSY 0x8000 /* runs while a script is busy (SCRIPT KILL, SHUTDOWN, MULTI...) */
 #define CMD_BLOCKING 0x10000  /* may block the client (BLPOP...) */
+#define CMD_NOMULTI 0x20000   /* refused inside MULTI (SAVE, SHUTDOWN: Redis's no-multi) */
 
 typedef void (*cmd_fn)(conn *c, int argc, char **argv, uint32_t *lens);
 

@@ -257,6 +257,10 @@ static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens)
         reject(c, cmd, "ERR", msg, before);
         return;
     }
+    if (c->multi != NULL && (cmd->flags & CMD_NOMULTI)) {
+        reject(c, cmd, "ERR", "Command not allowed inside a transaction", before);
+        return;
+    }
     if (c->multi != NULL && !(cmd->flags & CMD_NOQUEUE)) {
         multi_queue(c, cmd, argc, argv, lens);
         reply_in_order(c, before);

@@ -208,6 +208,7 @@ static snapshot S = {.lock = PTHREAD_MUTEX_INITIALIZER,
                      .wcv = PTHREAD_COND_INITIALIZER,
                      .fd = -1};
 static bool final_saved; /* SHUTDOWN's save is done: none again at exit */
+static atomic_bool bgsave_scheduled; /* BGSAVE inside EXEC: the cron starts it */
 
 /* Saves and their outcome (INFO persistence, LASTSAVE). */
 static atomic_uint_fast64_t dirty;
@@ -1127,7 +1128,10 @@ static bool save_due(int64_t now_ms)
 
 void rdb_cron(loop *lp, int64_t now_ms)
 {
-    if (!rdb_bgsave_running() && save_due(now_ms)) {
+    if (rdb_bgsave_running()) {
+        return;
+    }
+    if (atomic_exchange(&bgsave_scheduled, false) || save_due(now_ms)) {
         (void)bgsave_start(lp);
     }
 }
@@ -1243,6 +1247,11 @@ void cmd_bgsave(conn *c, int argc, char **argv, uint32_t *lens)
 {
     if (argc > 1 && !(argc == 2 && util_eq(argv[1], lens[1], "schedule"))) {
         conn_error(c, "ERR syntax error");
+        return;
+    }
+    if (c->in_exec && !rdb_bgsave_running()) { /* as Redis: after the transaction */
+        atomic_store(&bgsave_scheduled, true);
+        resp_status(&c->out, "Background saving scheduled");
         return;
     }
     int rc = rdb_bgsave_running() ? SNAP_BUSY : bgsave_start(c->lp);

@@ -13,6 +13,7 @@ Skipped (77) when /usr/bin/redis-server is missing.
 """
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -265,6 +266,26 @@ class Persistence(unittest.TestCase):
         while int(r.info("persistence")["rdb_bgsave_in_progress"]) and time.time() < deadline:
             time.sleep(0.05)
         self.assertTrue(r.config_set("save", "1 1 100 2"))
+        # inside a transaction: SAVE and SHUTDOWN refused, BGSAVE scheduled
+        for cmd in (("SAVE",), ("SHUTDOWN", "NOSAVE")):
+            p = r.pipeline(transaction=True)
+            p.execute_command(*cmd)
+            p.set("after", "1")
+            with self.assertRaises(redis.ResponseError) as cm:
+                p.execute()
+            self.assertIn("Command not allowed inside a transaction", str(cm.exception))
+        self.assertIsNone(r.get("after"))
+        saves = int(r.info("persistence")["rdb_saves"])
+        with socket.create_connection(("127.0.0.1", s.port), timeout=10) as raw:
+            raw.sendall(b"MULTI\r\nBGSAVE\r\nEXEC\r\n")
+            want = b"+OK\r\n+QUEUED\r\n*1\r\n+Background saving scheduled\r\n"
+            got = b""
+            while len(got) < len(want):
+                got += raw.recv(4096)
+            self.assertEqual(got, want)
+        while int(r.info("persistence")["rdb_saves"]) == saves and time.time() < deadline + 20:
+            time.sleep(0.05)
+        self.assertEqual(int(r.info("persistence")["rdb_saves"]), saves + 1)
         self.assertEqual(r.config_get("save")["save"], "1 1 100 2")
 
     def test_save_schedule(self):
