@@ -906,6 +906,9 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     if (f & CMD_NOAUTH) {
         names[n++] = "no_auth";
     }
+    if (f & CMD_NOMULTI) {
+        names[n++] = "no_multi";
+    }
     if (f & CMD_ALLOW_BUSY) {
         names[n++] = "allow_busy";
     }
