@@ -6,9 +6,9 @@
  * errors between samples through NVML's events); INFO only formats the
  * last sample, so no request ever waits on the driver.
  *
- * The NVML declarations below are the few this file calls, as NVML's
- * documentation defines them (nvml.h is not on machines without the CUDA
- * toolkit). CUDIS_NVML_LIBRARY names another library to load (the tests'
+ * The NVML declarations (nvml_lite.h) are the few this file calls, as
+ * NVML's documentation defines them (nvml.h is not on machines without
+ * the CUDA toolkit). CUDIS_NVML_LIBRARY names another library to load (the tests'
  * stand-in, tests/server/fake_nvml.c).
  */
 #include <dlfcn.h>
@@ -18,37 +18,8 @@
 #include <time.h>
 
 #include "cudis_time.h"
+#include "nvml_lite.h"
 #include "server_internal.h"
-
-/* ---- NVML, as its documentation defines it ---------------------------- */
-
-typedef int nvmlReturn_t;
-typedef struct nvmlDevice_st *nvmlDevice_t;
-typedef struct nvmlEventSet_st *nvmlEventSet_t;
-#define NVML_SUCCESS 0
-#define NVML_ERROR_TIMEOUT 10
-typedef struct {
-    unsigned long long total, free, used;
-} nvmlMemory_t;
-typedef struct {
-    unsigned int gpu, memory;
-} nvmlUtilization_t;
-typedef struct {
-    char busIdLegacy[16];
-    unsigned int domain, bus, device, pciDeviceId, pciSubSystemId;
-    char busId[32];
-} nvmlPciInfo_t;
-typedef struct {
-    nvmlDevice_t device;
-    unsigned long long eventType, eventData;
-    unsigned int gpuInstanceId, computeInstanceId;
-} nvmlEventData_t;
-enum { NVML_TEMPERATURE_GPU = 0 };
-enum { NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2 };
-enum { NVML_PCIE_UTIL_TX_BYTES = 0, NVML_PCIE_UTIL_RX_BYTES = 1 };
-enum { NVML_MEMORY_ERROR_TYPE_CORRECTED = 0, NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1 };
-enum { NVML_VOLATILE_ECC = 0 };
-#define NVML_EVENT_XID 0x0000000000000008ULL
 
 static struct {
     nvmlReturn_t (*init)(void);

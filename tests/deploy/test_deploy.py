@@ -25,6 +25,9 @@ import unittest
 
 import yaml
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "e2e"))
+from e2e_server import free_port  # noqa: E402
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 DEPLOY = os.path.join(ROOT, "deploy")
 SERVER = None
@@ -57,14 +60,6 @@ def manifests():
                 if doc is not None:
                     out.append((os.path.relpath(path, ROOT), doc))
     return out
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def ask(port, *args):
@@ -145,6 +140,8 @@ class Deploy(unittest.TestCase):
         with open(conf, "w") as f:
             f.write(text)
         port = free_port()
+        while port > 55535:  # a cluster node's bus port is its port + 10000
+            port = free_port()
         args = [SERVER, conf] + list(extra) + ["--port", str(port), "--bind", "127.0.0.1",
                                                 "--dir", tmp, "--engine", "cpu",
                                                 "--maxmemory", "64mb", "--logfile", ""]

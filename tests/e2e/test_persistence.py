@@ -113,6 +113,15 @@ class Persistence(unittest.TestCase):
         self.assertEqual(s.stop(), 0)
         self.servers.remove(s)
 
+    def shutdown(self, s, r, **how):
+        """SHUTDOWN with redis-py's options; the process gone with status 0."""
+        try:
+            r.shutdown(**how)
+        except redis.ConnectionError:
+            pass
+        self.assertEqual(s.proc.wait(10), 0)
+        self.servers.remove(s)
+
     def check_loaded(self, want, r):
         got = dataset(r)
         self.assertEqual(sorted(got), sorted(want))
@@ -153,23 +162,13 @@ class Persistence(unittest.TestCase):
         self.assertEqual(int(r.info("persistence")["rdb_changes_since_last_save"]) > 0, True)
         before = r.lastsave()
         time.sleep(1.1)
-        try:
-            r.shutdown(save=True)
-        except redis.ConnectionError:
-            pass
-        s.proc.wait(10)
-        self.servers.remove(s)
+        self.shutdown(s, r, save=True)
         s2, r2 = self.start(BIN)
         self.check_loaded(want, r2)
         self.assertGreater(r2.lastsave(), before)
         # SHUTDOWN NOSAVE leaves the file as it was
         r2.set("later", "x")
-        try:
-            r2.shutdown(nosave=True)
-        except redis.ConnectionError:
-            pass
-        s2.proc.wait(10)
-        self.servers.remove(s2)
+        self.shutdown(s2, r2, nosave=True)
         _, r3 = self.start(BIN)
         self.assertIsNone(r3.get("later"))
         self.assertEqual(r3.get("s:raw"), b"hello world")
