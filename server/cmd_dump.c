@@ -351,8 +351,10 @@ uint8_t *rdb_get_string(rd *r, uint32_t *len)
         }
         uint64_t clen, ulen;
         int e2;
+        /* LZF expands at most 264 bytes from a 3-byte back reference: a
+         * bigger claim is no LZF stream (and must not get its allocation) */
         if (!rdb_get_len(r, &clen, &e2) || e2 >= 0 || !rdb_get_len(r, &ulen, &e2) || e2 >= 0 ||
-            (uint64_t)(r->end - r->p) < clen || ulen > UINT32_MAX) {
+            (uint64_t)(r->end - r->p) < clen || ulen > UINT32_MAX || ulen > clen * 88 + 32) {
             return NULL;
         }
         uint8_t *s = xmalloc(ulen ? ulen : 1);
@@ -379,14 +381,13 @@ uint8_t *rdb_get_string(rd *r, uint32_t *len)
 enum { RD_HASH, RD_SET, RD_LIST };
 
 /* A collection being restored: the encoded value (cudis_hash.h) in o.
- * False on a field (member) given twice. */
+ * A field (member) given twice is found once the whole collection is in
+ * (fields_distinct: one pass, where a search per add made a big set's
+ * load quadratic). */
 static bool hash_add(sbuf *o, int what, const uint8_t *f, uint32_t flen, const uint8_t *v,
                      uint32_t vlen)
 {
-    cudis_hentry e;
-    if (what != RD_LIST && cudis_hash_find((const uint8_t *)o->p, (uint32_t)o->len, f, flen, &e)) {
-        return false;
-    }
+    (void)what;
     uint8_t lb[5];
     sbuf_add(o, lb, cudis_varint_put(lb, flen));
     sbuf_add(o, f, flen);
@@ -631,6 +632,21 @@ static bool get_quicklist(rd *r, sbuf *o)
     return true;
 }
 
+/* Whether no field (member) of the encoded collection h stands twice. */
+static bool fields_distinct(const uint8_t *h, uint32_t n)
+{
+    cudis_hix x;
+    if (!cudis_hix_build(&x, NULL, h, CUDIS_HASH_HDR, n)) {
+        return false;
+    }
+    uint32_t distinct = 0;
+    for (uint32_t i = 0; i <= x.mask; i++) {
+        distinct += x.slot[i] != 0;
+    }
+    cudis_hix_free(&x);
+    return distinct == cudis_hash_count(h, n);
+}
+
 bool rdb_get_object(rd *r, uint8_t rdbtype, uint8_t *typep, uint8_t **vp, uint32_t *vlenp)
 {
     uint32_t vlen = 0;
@@ -670,6 +686,7 @@ bool rdb_get_object(rd *r, uint8_t rdbtype, uint8_t *typep, uint8_t **vp, uint32
             break;
         default: break;
         }
+        ok = ok && (type == CUDIS_TYPE_LIST || fields_distinct((const uint8_t *)h.p, (uint32_t)h.len));
         if (ok) {
             v = (uint8_t *)h.p;
             vlen = (uint32_t)h.len;

@@ -827,6 +827,7 @@ typedef struct loader {
     int64_t now;
     uint64_t keys, expired, failed;
     sbuf bigs; /* pdb, varint klen, key: hashes past hash-max-item-size */
+    bool functions; /* FUNCTION2 records load libraries (else: refused) */
     char err[256];
 } loader;
 
@@ -930,6 +931,10 @@ static bool load_body(loader *L)
             continue;
         }
         case OP_FUNCTION2: {
+            if (!L->functions) {
+                snprintf(L->err, sizeof(L->err), "Function libraries are not loaded here");
+                return false;
+            }
             uint32_t n;
             uint8_t *code = rdb_get_string(&L->r, &n);
             if (code == NULL) {
@@ -998,37 +1003,12 @@ bad:
     return false;
 }
 
-int rdb_load_at_start(loop *lp)
+int rdb_load_image(loop *lp, const uint8_t *data, size_t n, bool functions, rdb_load_stats *st,
+                   char *err, size_t errlen)
 {
-    char path[4096];
-    path_of(path, sizeof(path), srv.cfg.dbfilename);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        if (errno != ENOENT) {
-            log_msg(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting: %s: %s",
-                    path, strerror(errno));
-            return -1;
-        }
-        return 0;
-    }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || st.st_size < 9) {
-        close(fd);
-        log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
-        return -1;
-    }
-    size_t n = (size_t)st.st_size;
-    uint8_t *data = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
-    close(fd);
-    if (data == MAP_FAILED) {
-        log_msg(LL_WARNING, "Fatal error loading the DB (%s): %s. Exiting.", path, strerror(errno));
-        return -1;
-    }
-    (void)madvise(data, n, MADV_SEQUENTIAL);
-    uint64_t t0 = cudis_mono_ns();
-    loader L = {.lp = lp, .now = cudis_now_ms()};
+    loader L = {.lp = lp, .now = cudis_now_ms(), .functions = functions};
     int ver = 0;
-    bool ok = memcmp(data, "REDIS", 5) == 0;
+    bool ok = n >= 9 && memcmp(data, "REDIS", 5) == 0;
     for (int i = 5; ok && i < 9; i++) {
         ok = data[i] >= '0' && data[i] <= '9';
         ver = ver * 10 + (data[i] - '0');
@@ -1062,9 +1042,8 @@ int rdb_load_at_start(loop *lp)
             ok = false;
             snprintf(L.err, sizeof(L.err), "Data after the EOF record");
         }
-        load_flush(&L);
     }
-    munmap(data, n);
+    load_flush(&L); /* (what was read before an error is in the engine, as Redis's) */
     for (size_t at = 0; ok && at < L.bigs.len;) { /* hashes to keep in chunks */
         const uint8_t *p = (const uint8_t *)L.bigs.p + at;
         uint32_t kl = 0;
@@ -1073,21 +1052,61 @@ int rdb_load_at_start(loop *lp)
         at += 1 + hl + kl;
     }
     sbuf_free(&L.bigs);
+    *st = (rdb_load_stats){.keys = L.keys, .expired = L.expired, .failed = L.failed};
     if (!ok) {
+        snprintf(err, errlen, "%s", L.err);
+        return -1;
+    }
+    return 0;
+}
+
+int rdb_load_at_start(loop *lp)
+{
+    char path[4096];
+    path_of(path, sizeof(path), srv.cfg.dbfilename);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT) {
+            log_msg(LL_WARNING, "Fatal error loading the DB, check server logs. Exiting: %s: %s",
+                    path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || st.st_size < 9) {
+        close(fd);
+        log_msg(LL_WARNING, "Short read or OOM loading DB. Unrecoverable error, aborting now.");
+        return -1;
+    }
+    size_t n = (size_t)st.st_size;
+    uint8_t *data = mmap(NULL, n, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (data == MAP_FAILED) {
+        log_msg(LL_WARNING, "Fatal error loading the DB (%s): %s. Exiting.", path, strerror(errno));
+        return -1;
+    }
+    (void)madvise(data, n, MADV_SEQUENTIAL);
+    uint64_t t0 = cudis_mono_ns();
+    rdb_load_stats ls;
+    char err[256];
+    int rc = rdb_load_image(lp, data, n, true, &ls, err, sizeof(err));
+    munmap(data, n);
+    if (rc != 0) {
         log_msg(LL_WARNING, "Error loading %s: %s. The server does not start on a file it cannot "
-                            "load whole.", path, L.err);
+                            "load whole.", path, err);
         return -1;
     }
     uint64_t ms = (cudis_mono_ns() - t0) / 1000000;
-    atomic_store(&loaded_keys, (long long)L.keys);
-    atomic_store(&loaded_expired, (long long)L.expired);
+    atomic_store(&loaded_keys, (long long)ls.keys);
+    atomic_store(&loaded_expired, (long long)ls.expired);
     atomic_store(&load_ms, (long long)ms);
-    if (L.failed > 0) {
+    if (ls.failed > 0) {
         log_msg(LL_WARNING, "%llu keys of %s did not fit the engine (maxmemory, the policy)",
-                (unsigned long long)L.failed, path);
+                (unsigned long long)ls.failed, path);
     }
     log_msg(LL_NOTICE, "DB loaded from disk: %.3f seconds (%llu keys, %llu expired skipped, %zu bytes)",
-            (double)ms / 1000.0, (unsigned long long)L.keys, (unsigned long long)L.expired, n);
+            (double)ms / 1000.0, (unsigned long long)ls.keys, (unsigned long long)ls.expired, n);
     return 0;
 }
 

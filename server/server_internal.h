@@ -512,6 +512,14 @@ void rdb_setup(void); /* at start: LASTSAVE is the start time */
 /* At start (listeners open, nothing served yet): load dir/dbfilename when
  * it exists. 0, or -1 when it cannot be read (logged; the server exits). */
 int rdb_load_at_start(loop *lp);
+/* An RDB image (a whole dump.rdb's bytes) loaded through lp's batcher:
+ * 0, or -1 with the reason in err (keys read before the error stay
+ * loaded). functions false: a FUNCTION2 record is refused (fuzz_rdb). */
+typedef struct rdb_load_stats {
+    uint64_t keys, expired, failed;
+} rdb_load_stats;
+int rdb_load_image(loop *lp, const uint8_t *data, size_t n, bool functions, rdb_load_stats *st,
+                   char *err, size_t errlen);
 /* SHUTDOWN: save first when asked (or, without NOSAVE, when save points
  * are set). 0, or -1 when the save failed (the shutdown is refused). */
 int rdb_shutdown_save(loop *lp, bool save, bool nosave);
