@@ -243,10 +243,13 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
     b->out = cb.out;
     b->out_cap = cb.out_cap;
     STAT_ADD(st->outbuf_reruns, reruns);
-    uint64_t changes = 0; /* INFO rdb_changes_since_last_save, the save schedule */
+    /* INFO rdb_changes_since_last_save, the save schedule: keys written;
+     * not a big hash's own machinery (its chunks, a conversion's head:
+     * bighash_cmd counts the command) */
+    uint64_t changes = 0;
     for (uint32_t i = 0; i < b->nops; i++) {
         changes += b->meta[i].write && (b->res[i].flags & CUDIS_R_DONE) &&
-                   cudis_db_counted(b->ops[i].db);
+                   cudis_db_counted(b->ops[i].db) && (b->meta[i].ev & ~KEV_READ) != KEV_BIGHASH;
     }
     if (changes > 0) {
         rdb_changed(changes);

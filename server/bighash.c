@@ -1082,6 +1082,9 @@ bool bighash_cmd(conn *c, int kind, int argc, char **argv, uint32_t *lens)
         done = run_cmd(c, kind, argc, argv, lens, &known);
     }
     excl_end(c->lp, locked);
+    if (done && kind > BH_HLEN) {
+        rdb_changed(1); /* (its ops are the machinery's, which the batches do not count) */
+    }
     if (done && c->track_now && kind <= BH_HLEN) {
         tracking_remember_argv(c, c->cur_cmd, argc, argv, lens);
         c->track_now = false;

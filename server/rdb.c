@@ -1098,6 +1098,7 @@ int rdb_load_at_start(loop *lp)
         return -1;
     }
     uint64_t ms = (cudis_mono_ns() - t0) / 1000000;
+    atomic_store(&dirty, 0); /* what was loaded is what is on disk (Redis's dirty = 0) */
     atomic_store(&loaded_keys, (long long)ls.keys);
     atomic_store(&loaded_expired, (long long)ls.expired);
     atomic_store(&load_ms, (long long)ms);

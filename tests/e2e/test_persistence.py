@@ -153,7 +153,9 @@ class Persistence(unittest.TestCase):
         self.stop(s)
         _, r2 = self.start(BIN)
         self.check_loaded(want, r2)
-        self.assertEqual(int(r2.info("persistence")["rdb_last_load_keys_loaded"]), len(want))
+        info = r2.info("persistence")
+        self.assertEqual(int(info["rdb_last_load_keys_loaded"]), len(want))
+        self.assertEqual(int(info["rdb_changes_since_last_save"]), 0)
 
     def test_shutdown_save_and_restart_warm(self):
         s, r = self.start(BIN)
