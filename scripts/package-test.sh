@@ -10,9 +10,11 @@
 # not running (CI), else through systemctl; PING it, SAVE into its state
 # directory, stop it, then purge the package and check it is all gone.
 set -euo pipefail
+if [[ $(id -u) != 0 ]]; then # it installs a package: as deps.sh, through sudo
+  exec sudo -E "$0" "$@"
+fi
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
-[[ $(id -u) == 0 ]] || { echo "package-test.sh: run as root (it installs a package)" >&2; exit 1; }
 
 echo "== package =="
 (cd "$BUILD" && rm -f cudis-server_*.deb && cpack -G DEB >/dev/null)
