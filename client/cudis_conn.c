@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,7 +22,45 @@
 #include "cudis_time.h"
 
 #define CUDIS_IBUF_BYTES (256 * 1024)
+/* The longest array a reply may announce: hiredis 0.14 allocates what
+ * "*N" says before any element arrives, so a broken or hostile server
+ * could make the client allocate gigabytes with a few bytes (fuzz_reply
+ * found "*777777775"). 16M elements (128 MB of pointers) is more than any
+ * reply cudis or Redis sends a client of this library. */
+#define CUDIS_REPLY_MAX_ELEMENTS (1 << 24)
 #define CUDIS_PRODUCE_LOW (256 * 1024) /* encode more while less than this is pending */
+
+/* hiredis's own reply objects, with the array length checked first. */
+static redisReplyObjectFunctions plain_fns;
+static void *(*hiredis_array)(const redisReadTask *, int);
+static pthread_once_t plain_once = PTHREAD_ONCE_INIT;
+static bool plain_ready;
+
+static void *checked_array(const redisReadTask *task, int elements)
+{
+    if (elements > CUDIS_REPLY_MAX_ELEMENTS) {
+        return NULL; /* the reader fails: the connection reports an error */
+    }
+    return hiredis_array(task, elements);
+}
+
+static void plain_fns_init(void)
+{
+    redisReader *r = redisReaderCreate(); /* its table is hiredis's (static) */
+    if (r != NULL) {
+        plain_fns = *r->fn;
+        hiredis_array = plain_fns.createArray;
+        plain_fns.createArray = checked_array;
+        plain_ready = true;
+        redisReaderFree(r);
+    }
+}
+
+static redisReader *plain_reader_create(void)
+{
+    pthread_once(&plain_once, plain_fns_init);
+    return plain_ready ? redisReaderCreateWithFunctions(&plain_fns) : NULL;
+}
 
 const char *cudis_client_strerror(int err)
 {
@@ -195,7 +234,7 @@ static int conn_open(cudis_conn *c)
         conn_drop(c);
         return cudis_conn_fail(c, CUDIS_E_IO, "fcntl: %s", strerror(errno));
     }
-    c->rd_plain = redisReaderCreate();
+    c->rd_plain = plain_reader_create();
     c->rd_vec = cudis_vec_reader_create();
     if (!c->rd_plain || !c->rd_vec) {
         conn_drop(c);
