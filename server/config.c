@@ -157,7 +157,7 @@ const config_option config_table[] = {
     {"dbfilename", OPT_STR, "dump.rdb", 0, 0, NULL, false, OFF(dbfilename),
      "Name of the RDB file in dir: SAVE, BGSAVE and SHUTDOWN SAVE write it (Redis's RDB version 10), the server loads it at start when it exists."},
     {"appendonly", OPT_ENUM, "no", 0, 0, "no", false, OFF(appendonly),
-     "Accepted for compatibility; always no (no persistence)."},
+     "Accepted for compatibility; always no (no append-only file: persistence is RDB snapshots, see save)."},
 };
 /* clang-format on */
 
