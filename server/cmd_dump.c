@@ -178,12 +178,22 @@ void rdb_put_footer(sbuf *o)
     sbuf_add(o, tail, 8);
 }
 
-void rdb_put_object(sbuf *d, uint32_t type, const uint8_t *v, uint32_t n)
+/* The type byte, then (in a dump.rdb's record; not in DUMP's payload) the
+ * key. */
+static void put_type(sbuf *d, uint8_t t, const void *key, uint32_t klen)
+{
+    sbuf_add(d, &t, 1);
+    if (key != NULL) {
+        rdb_put_string(d, key, klen);
+    }
+}
+
+void rdb_put_object(sbuf *d, uint32_t type, const void *key, uint32_t klen, const uint8_t *v,
+                    uint32_t n)
 {
     if (type == CUDIS_TYPE_ZSET) {
         /* RDB_TYPE_ZSET_2: members with 8-byte binary scores */
-        uint8_t t = RDB_TYPE_ZSET_2;
-        sbuf_add(d, &t, 1);
+        put_type(d, RDB_TYPE_ZSET_2, key, klen);
         rdb_put_len(d, cudis_hash_count(v, n));
         cudis_hentry e;
         COLL_FOREACH(v, n, at, e)
@@ -194,8 +204,8 @@ void rdb_put_object(sbuf *d, uint32_t type, const uint8_t *v, uint32_t n)
     } else if (type == CUDIS_TYPE_HASH || type == CUDIS_TYPE_SET ||
                type == CUDIS_TYPE_LIST) {
         bool set = type != CUDIS_TYPE_HASH; /* members (elements) alone */
-        uint8_t t = type == CUDIS_TYPE_LIST ? RDB_TYPE_LIST : set ? RDB_TYPE_SET : RDB_TYPE_HASH;
-        sbuf_add(d, &t, 1);
+        put_type(d, type == CUDIS_TYPE_LIST ? RDB_TYPE_LIST : set ? RDB_TYPE_SET : RDB_TYPE_HASH,
+                 key, klen);
         rdb_put_len(d, cudis_hash_count(v, n));
         cudis_hentry e;
         COLL_FOREACH(v, n, at, e)
@@ -206,14 +216,14 @@ void rdb_put_object(sbuf *d, uint32_t type, const uint8_t *v, uint32_t n)
             }
         }
     } else {
-        sbuf_add(d, "\0", 1); /* RDB_TYPE_STRING */
+        put_type(d, RDB_TYPE_STRING, key, klen);
         put_str(d, v, n);
     }
 }
 
 void dump_payload(sbuf *d, const cudis_result *r, const uint8_t *v)
 {
-    rdb_put_object(d, r->type, v, r->val_len);
+    rdb_put_object(d, r->type, NULL, 0, v, r->val_len);
     rdb_put_footer(d);
 }
 

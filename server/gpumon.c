@@ -310,19 +310,10 @@ static long long cache_bytes(unsigned i)
     if (strcmp(engine_name(srv.eng), "gpu") != 0) {
         return 0;
     }
-    long devs[CUDIS_MAX_SHARDS];
-    int nd = 0;
-    for (const char *p = srv.cfg.engine_devices ? srv.cfg.engine_devices : ""; *p && nd < CUDIS_MAX_SHARDS;) {
-        char *end;
-        devs[nd++] = strtol(p, &end, 10);
-        p = *end == ',' ? end + 1 : end;
-        if (end == p && *p != '\0') {
-            break;
-        }
-    }
     unsigned shards = srv.cfg.engine_shards > 0 ? (unsigned)srv.cfg.engine_shards : 1, on = 0;
     for (unsigned k = 0; k < shards; k++) {
-        on += (nd > 0 ? devs[k % (unsigned)nd] : (long)k) == (long)i;
+        int d = srv.ndevices > 0 ? srv.devices[k % (unsigned)srv.ndevices] : (int)k;
+        on += d == (int)i;
     }
     cudis_stats st;
     engine_stats(srv.eng, &st);

@@ -127,6 +127,8 @@ int server_engine_setup(void)
         ec.devices[ec.ndevices++] = (int)d;
         dv = end + (*end == ',');
     }
+    memcpy(srv.devices, ec.devices, sizeof(srv.devices));
+    srv.ndevices = (int)ec.ndevices;
     char perr[256];
     if (server_policy(srv.cfg.maxmemory_policy, srv.cfg.engine, &ec.policy, perr, sizeof(perr)) !=
         0) {

@@ -182,7 +182,6 @@ typedef struct snapshot {
     atomic_bool failed;
     int64_t start_ms;
     struct event *ev; /* BGSAVE's walk (loop 0) */
-    loop *lp;
     /* BGSAVE's file is written by a thread of its own (write, CRC, fsync,
      * rename: none of it in a loop): buffers queued in order */
     atomic_bool busy; /* a BGSAVE runs: walking, or its file being finished */
@@ -393,17 +392,7 @@ static void put_key(uint8_t pdb, const uint8_t *key, uint32_t klen, uint32_t typ
         }
         sbuf_add(&S.buf, b, 9);
     }
-    /* the type byte, then the key, then the object (DUMP's payload less
-     * its footer, whose first byte is the type) */
-    size_t at = S.buf.len;
-    rdb_put_object(&S.buf, type, v, n);
-    sbuf kb = {0};
-    rdb_put_string(&kb, key, klen);
-    size_t objlen = S.buf.len - at;
-    sbuf_add(&S.buf, kb.p, kb.len); /* room, then move the object behind the key */
-    memmove(S.buf.p + at + 1 + kb.len, S.buf.p + at + 1, objlen - 1);
-    memcpy(S.buf.p + at + 1, kb.p, kb.len);
-    sbuf_free(&kb);
+    rdb_put_object(&S.buf, type, key, klen, v, n);
     atomic_fetch_add_explicit(&S.keys, 1, memory_order_relaxed);
     out_maybe_flush();
 }
@@ -541,7 +530,6 @@ static int snap_begin_(loop *lp, bool bg)
         return -1;
     }
     S.bg = bg;
-    S.lp = lp;
     atomic_store(&S.failed, false);
     S.crc = 0;
     S.bytes = 0;

@@ -195,6 +195,8 @@ typedef struct server {
     engine *eng;
     char engine_why[512];
     char engine_req[32];
+    int devices[CUDIS_MAX_SHARDS]; /* engine-devices, parsed (ndevices 0: shard k on device k) */
+    int ndevices;
     loop *loops;
     int nloops;
     pthread_rwlock_t eng_lock;
@@ -559,8 +561,10 @@ uint8_t *rdb_get_string(rdb_reader *r, uint32_t *len);
 bool rdb_get_len(rdb_reader *r, uint64_t *n, int *enc);
 void rdb_put_len(sbuf *o, uint64_t n);
 /* The RDB type byte and object of a value of cudis type `type` (not a
- * big hash's head), as DUMP writes it. */
-void rdb_put_object(sbuf *o, uint32_t type, const uint8_t *v, uint32_t n);
+ * big hash's head), as DUMP writes it; with key not NULL, the key between
+ * them (a dump.rdb's record). */
+void rdb_put_object(sbuf *o, uint32_t type, const void *key, uint32_t klen, const uint8_t *v,
+                    uint32_t n);
 /* The object of RDB type `rdbtype` at r: *v (malloc'd, the engine's
  * encoding) of cudis type *type; false on a type cudis does not keep or
  * bad data. */
