@@ -222,6 +222,6 @@ if __name__ == "__main__":
         SERVER = sys.argv[i + 1]
         del sys.argv[i:i + 2]
     if not SERVER or not os.access(SERVER, os.X_OK):
-        print("no server binary given; skipped")
-        sys.exit(77)
+        print("usage: test_deploy.py --server PATH (the built cudis-server)")
+        sys.exit(2)
     unittest.main(verbosity=2)
