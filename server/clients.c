@@ -50,13 +50,14 @@ static void client_line(sbuf *out, conn *c, int64_t now)
     sbuf_printf(out,
                 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
                 "psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
-                "rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=default redir=%lld "
+                "rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=%s redir=%lld "
                 "resp=%d lib-name=%s lib-ver=%s\n",
                 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
                 (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000),
                 flags, c->db, multi, c->qlen - c->qpos, c->qcap - c->qlen, c->qcap, c->qlen,
                 c->out.len - c->out_sent, c->qcap + c->out.cap + sizeof(*c), events,
-                c->last_cmd ? cmd_fullname(c->last_cmd) : "NULL", tracking_redirect_of(c), c->proto,
+                c->last_cmd ? cmd_fullname(c->last_cmd) : "NULL", acl_user_name(c->user),
+                tracking_redirect_of(c), c->proto,
                 c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
 }
 
@@ -83,7 +84,8 @@ void server_client_list(sbuf *out, conn *only, long id_filter)
     }
 }
 
-int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme)
+int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme,
+                       const acl_user *user)
 {
     int killed = 0;
     for (int i = 0; i < srv.nloops; i++) {
@@ -102,12 +104,15 @@ int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t
             if (id && c->id != id) {
                 continue;
             }
+            if (user && c->user != user) {
+                continue;
+            }
             if (c == self && skipme) {
                 continue;
             }
-            if (c == self) {
+            if (c == self && self != NULL) {
                 c->flags |= CONN_CLOSE_AFTER_REPLY;
-            } else if (c->lp == self->lp) {
+            } else if (self != NULL && c->lp == self->lp) {
                 conn_close(c, "killed by CLIENT KILL");
             } else {
                 atomic_fetch_or(&c->flags, CONN_KILL);

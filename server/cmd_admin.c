@@ -48,39 +48,23 @@ H(cmd_quit)
     c->flags |= CONN_CLOSE_AFTER_REPLY;
 }
 
-static bool check_pass(const char *user, uint32_t ulen, const char *pass, uint32_t plen)
-{
-    if (user && !util_eq(user, ulen, "default")) {
-        return false;
-    }
-    const char *rp = srv.cfg.requirepass;
-    if (rp == NULL || rp[0] == '\0') {
-        return true; /* default user has nopass */
-    }
-    return strlen(rp) == plen && memcmp(rp, pass, plen) == 0;
-}
-
 H(cmd_auth)
 {
     if (argc > 3) {
         conn_error(c, "ERR syntax error");
         return;
     }
-    if (argc == 2 && (srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0')) {
+    if (argc == 2 && acl_default_open()) {
         conn_error(c, "ERR AUTH <password> called without any password configured for the "
                       "default user. Are you sure your configuration is correct?");
         return;
     }
-    bool ok = argc == 2 ? check_pass(NULL, 0, argv[1], lens[1])
-                        : check_pass(argv[1], lens[1], argv[2], lens[2]);
+    bool ok = argc == 2 ? acl_authenticate(c, "default", 7, argv[1], lens[1], argv[0], lens[0])
+                        : acl_authenticate(c, argv[1], lens[1], argv[2], lens[2], argv[0], lens[0]);
     if (!ok) {
-        log_msg(LL_VERBOSE, "Failed AUTH from client id=%llu addr=%s", (unsigned long long)c->id,
-                c->addr);
-        atomic_fetch_add(&srv.auth_denied, 1);
         conn_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
         return;
     }
-    c->authed = true;
     reply_ok(c);
 }
 
@@ -140,14 +124,13 @@ H(cmd_hello)
         }
     }
     if (user >= 0) {
-        if (!check_pass(argv[user], lens[user], argv[user + 1], lens[user + 1])) {
-            atomic_fetch_add(&srv.auth_denied, 1);
+        if (!acl_authenticate(c, argv[user], lens[user], argv[user + 1], lens[user + 1], argv[0],
+                              lens[0])) {
             conn_error(c, "WRONGPASS invalid username-password pair or user is disabled.");
             return;
         }
-        c->authed = true;
     }
-    if (!c->authed) {
+    if (conn_auth_required(c)) {
         conn_error(c, "NOAUTH HELLO must be called with the client already authenticated, "
                       "otherwise the HELLO AUTH <user> <pass> option can be used to "
                       "authenticate the client and select the RESP protocol version at the same "
@@ -347,7 +330,12 @@ H(cmd_reset)
     c->proto = 2;
     c->db = 0;
     set_str(c, &c->name, NULL, 0);
-    c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';
+    acl_user *old = c->user, *def = acl_default_user();
+    pthread_mutex_lock(&c->lp->lock); /* CLIENT LIST reads c->user */
+    c->user = def;
+    pthread_mutex_unlock(&c->lp->lock);
+    acl_unref(old);
+    c->authed = acl_default_open();
     resp_status(&c->out, "RESET");
 }
 
@@ -574,7 +562,7 @@ H(cmd_client_kill)
     if (argc == 3) {
         char addr[128];
         snprintf(addr, sizeof(addr), "%.*s", (int)lens[2], argv[2]);
-        if (server_client_kill(c, addr, NULL, 0, false) == 0) {
+        if (server_client_kill(c, addr, NULL, 0, false, NULL) == 0) {
             conn_error(c, "ERR No such client");
             return;
         }
@@ -584,10 +572,12 @@ H(cmd_client_kill)
     char addr[128] = "", laddr[128] = "";
     uint64_t id = 0;
     bool skipme = true, none = false;
+    acl_user *user = NULL; /* a reference while the filters are read */
     if ((argc - 2) % 2 != 0) {
         conn_error(c, "ERR syntax error");
         return;
     }
+    int n = 0;
     for (int j = 2; j + 1 < argc; j += 2) {
         const char *v = argv[j + 1];
         uint32_t vl = lens[j + 1];
@@ -595,7 +585,7 @@ H(cmd_client_kill)
             long long x;
             if (!util_str2ll(v, vl, &x) || x <= 0) {
                 conn_error(c, "ERR client-id should be greater than 0");
-                return;
+                goto out;
             }
             id = (uint64_t)x;
         } else if (util_eq(argv[j], lens[j], "addr")) {
@@ -609,13 +599,15 @@ H(cmd_client_kill)
                     none = true;
                 } else {
                     conn_errorf(c, "ERR Unknown client type '%.*s'", (int)vl, v);
-                    return;
+                    goto out;
                 }
             }
         } else if (util_eq(argv[j], lens[j], "user")) {
-            if (!util_eq(v, vl, "default")) {
+            acl_unref(user);
+            user = acl_find_user(c, v, vl);
+            if (user == NULL) {
                 conn_errorf(c, "ERR No such user '%.*s'", (int)vl, v);
-                return;
+                goto out;
             }
         } else if (util_eq(argv[j], lens[j], "skipme")) {
             if (util_eq(v, vl, "yes")) {
@@ -624,17 +616,19 @@ H(cmd_client_kill)
                 skipme = false;
             } else {
                 conn_error(c, "ERR syntax error");
-                return;
+                goto out;
             }
         } else {
             conn_error(c, "ERR syntax error");
-            return;
+            goto out;
         }
     }
-    int n = none ? 0
-                 : server_client_kill(c, addr[0] ? addr : NULL, laddr[0] ? laddr : NULL, id,
-                                      skipme);
+    n = none ? 0
+             : server_client_kill(c, addr[0] ? addr : NULL, laddr[0] ? laddr : NULL, id, skipme,
+                                  user);
     resp_int(&c->out, n);
+out:
+    acl_unref(user);
 }
 
 H(cmd_client_help)
@@ -718,6 +712,10 @@ H(cmd_config_get)
  * when the server cannot do it (the caller puts the old value back). */
 static bool apply_runtime(const config_option *o, char *err, size_t errlen)
 {
+    if (!strcmp(o->name, "requirepass")) {
+        acl_set_requirepass(srv.cfg.requirepass);
+        return true;
+    }
     if (!strcmp(o->name, "maxclients")) {
         return server_fd_room(srv.cfg.maxclients, err, errlen);
     }
@@ -923,36 +921,14 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
 
 static void acl_reply(sbuf *o, const command *cmd, int proto)
 {
-    const char *cats[8];
-    int n = 0;
-    const char *g = cmd->group;
-    if (!strcmp(g, "string")) {
-        cats[n++] = "@string";
-    } else if (!strcmp(g, "list") || !strcmp(g, "hash") || !strcmp(g, "set")) {
-        cats[n++] = !strcmp(g, "list") ? "@list" : !strcmp(g, "hash") ? "@hash" : "@set";
-    } else if (!strcmp(g, "sorted-set")) {
-        cats[n++] = "@sortedset";
-    } else if (!strcmp(g, "generic")) {
-        cats[n++] = "@keyspace";
-    } else if (!strcmp(g, "connection")) {
-        cats[n++] = "@connection";
-    }
-    cats[n++] = (cmd->flags & CMD_WRITE) ? "@write" : "@read";
-    if (cmd->flags & CMD_FAST) {
-        cats[n++] = "@fast";
-    } else {
-        cats[n++] = "@slow";
-    }
-    if (cmd->flags & CMD_ADMIN) {
-        cats[n++] = "@admin";
-        cats[n++] = "@dangerous";
-    }
-    if (cmd->flags & CMD_BLOCKING) {
-        cats[n++] = "@blocking";
-    }
-    resp_set(o, n, proto);
-    for (int i = 0; i < n; i++) {
-        resp_status(o, cats[i]);
+    uint32_t cats = acl_cmd_cats(cmd);
+    resp_set(o, __builtin_popcount(cats), proto);
+    for (int i = 0; i < ACLC_COUNT; i++) {
+        if (cats & (1u << i)) {
+            char name[32];
+            snprintf(name, sizeof(name), "@%s", acl_cat_name(i));
+            resp_status(o, name);
+        }
     }
 }
 

@@ -287,6 +287,19 @@ struct command {
     X(cmd_swapdb)                                                                                  \
     X(cmd_time)                                                                                    \
     X(cmd_info)                                                                                    \
+    X(cmd_acl_cat)                                                                         \
+    X(cmd_acl_deluser)                                                                     \
+    X(cmd_acl_dryrun)                                                                      \
+    X(cmd_acl_genpass)                                                                     \
+    X(cmd_acl_getuser)                                                                     \
+    X(cmd_acl_help)                                                                        \
+    X(cmd_acl_list)                                                                        \
+    X(cmd_acl_load)                                                                        \
+    X(cmd_acl_log)                                                                         \
+    X(cmd_acl_save)                                                                        \
+    X(cmd_acl_setuser)                                                                     \
+    X(cmd_acl_users)                                                                       \
+    X(cmd_acl_whoami)                                                                      \
     X(cmd_config_get)                                                                              \
     X(cmd_config_set)                                                                              \
     X(cmd_config_resetstat)                                                                        \

@@ -12,6 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "acl.h"
+
 #define OFF(f) offsetof(srv_config, f)
 #define GB (1024LL * 1024 * 1024)
 #define MB (1024LL * 1024)
@@ -32,6 +34,10 @@ const config_option config_table[] = {
      "When yes and no password is set, only loopback and unix socket clients may run commands."},
     {"requirepass", OPT_STR, "", 0, 0, NULL, true, OFF(requirepass),
      "Password clients must give with AUTH or HELLO before other commands (empty: none)."},
+    {"aclfile", OPT_STR, "", 0, 0, NULL, false, OFF(aclfile),
+     "File of ACL users (lines \"user <name> <rules...>\", as ACL LIST shows them), loaded at start and by ACL LOAD, written by ACL SAVE; empty: none (users may then come from `user` lines in this file, not both)."},
+    {"acllog-max-len", OPT_INT, "128", 0, LONG_MAX, NULL, true, OFF(acllog_max_len),
+     "Most entries ACL LOG keeps (denied commands, keys, channels and failed AUTHs)."},
     {"maxclients", OPT_INT, "10000", 1, 1000000, NULL, true, OFF(maxclients),
      "Most clients connected at once; more are refused with an error."},
     {"timeout", OPT_INT, "0", 0, INT_MAX, NULL, true, OFF(timeout),
@@ -569,7 +575,11 @@ int config_load_text(srv_config *c, const char *text, char *err, size_t errlen)
                 argv[i][lens[i]] = '\0'; /* in-place split never grows: safe */
             }
             const config_option *o = config_find(argv[0]);
-            if (o == NULL || n < 2 ||
+            if (!strcasecmp(argv[0], "user") && n >= 2) {
+                if (acl_conf_user(n - 1, argv + 1, reason, sizeof(reason)) != 0) {
+                    why = reason;
+                }
+            } else if (o == NULL || n < 2 ||
                 (n > 2 && o->type != OPT_STR && o->type != OPT_COBL) ||
                 (n > 2 && o->type == OPT_STR && strcmp(o->name, "bind") && strcmp(o->name, "save") &&
                  strcmp(o->name, "latency-tracking-info-percentiles"))) {

@@ -31,6 +31,8 @@ typedef struct srv_config {
     long long unixsocketperm;
     bool protected_mode;
     char *requirepass;
+    char *aclfile;
+    long long acllog_max_len;
     long long maxclients;
     long long timeout;
     long long tcp_keepalive;

@@ -68,6 +68,7 @@ void conn_free(conn *c)
     free(c->name);
     free(c->lib_name);
     free(c->lib_ver);
+    acl_unref(c->user);
     free(c);
 }
 
@@ -152,7 +153,8 @@ void conn_create(loop *lp, int fd, bool is_unix)
     c->lp = lp;
     c->proto = 2;
     c->multi_len = -1;
-    c->authed = srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0';
+    c->user = acl_default_user();
+    c->authed = acl_default_open();
     resp_parser_init(&c->rp);
     tracking_conn_new(c);
     struct sockaddr_storage ss;
@@ -280,7 +282,7 @@ bool conn_check_obuf(conn *c)
     long long soft_secs =
         ps ? STAT_GET(srv.cfg.obuf_ps_soft_secs) : STAT_GET(srv.cfg.obuf_soft_secs);
     bool over = false;
-    if (!c->authed && pending > UNAUTH_OBUF_BYTES) {
+    if (conn_auth_required(c) && pending > UNAUTH_OBUF_BYTES) {
         over = true; /* a client that has not authenticated may not queue replies */
     } else if (hard > 0 && (long long)pending > hard) {
         over = true;
@@ -416,7 +418,7 @@ static void process_input(conn *c)
     loop *lp = c->lp;
     while (!(c->flags & (CONN_CLOSE_AFTER_REPLY | CONN_CLOSING | CONN_BLOCKED))) {
         c->rp.max_bulk = srv.cfg.proto_max_bulk_len;
-        c->rp.unauth = !c->authed && srv.cfg.requirepass && srv.cfg.requirepass[0];
+        c->rp.unauth = conn_auth_required(c);
         int r = resp_parse(&c->rp, c->qbuf, c->qlen, &c->qpos);
         if (r == RESP_MORE) {
             break;

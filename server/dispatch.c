@@ -1,6 +1,6 @@
 /*
  * dispatch.c - from a parsed request to its command: lookup (subcommands
- * included), arity and authentication checks, sealing the open batch when
+ * included), arity, authentication and ACL checks, sealing the open batch when
  * the command's keys conflict with it (the table's key positions), and
  * keeping replies in order: an error or an immediate reply of a client
  * whose earlier commands are still in a batch goes behind them as a
@@ -237,8 +237,16 @@ static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens)
         reject(c, cmd, "ERR", msg, before);
         return;
     }
-    if (!c->authed && !(cmd->flags & CMD_NOAUTH)) {
+    if (conn_auth_required(c) && !(cmd->flags & CMD_NOAUTH)) {
         reject(c, cmd, "NOAUTH", "Authentication required.", before);
+        return;
+    }
+    int pos = 0, acl = acl_check(c, cmd, argc, argv, lens, &pos);
+    if (acl != ACL_OK) {
+        char msg[256];
+        acl_deny(c, cmd, acl, pos, c->multi ? ACL_CTX_MULTI : ACL_CTX_TOPLEVEL, argv, lens, msg,
+                 sizeof(msg));
+        reject(c, cmd, "NOPERM", msg, before);
         return;
     }
     if (srv.cfg.cluster_enabled && !cluster_check(c, cmd, argc, argv, lens)) {

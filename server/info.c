@@ -222,11 +222,14 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
             (unsigned long long)es.hits,
             (unsigned long long)es.misses, (unsigned long long)t.errors);
         tracking_info(o);
-        /* Redis 7.2's names; no ACL rule exists to deny a command, key or channel */
+        /* Redis 7.2's names */
         sbuf_printf(o,
-                    "acl_access_denied_auth:%llu\r\nacl_access_denied_cmd:0\r\n"
-                    "acl_access_denied_key:0\r\nacl_access_denied_channel:0\r\n",
-                    (unsigned long long)atomic_load(&srv.auth_denied));
+                    "acl_access_denied_auth:%llu\r\nacl_access_denied_cmd:%llu\r\n"
+                    "acl_access_denied_key:%llu\r\nacl_access_denied_channel:%llu\r\n",
+                    (unsigned long long)acl_denied(ACL_DENIED_AUTH),
+                    (unsigned long long)acl_denied(ACL_DENIED_CMD),
+                    (unsigned long long)acl_denied(ACL_DENIED_KEY),
+                    (unsigned long long)acl_denied(ACL_DENIED_CHANNEL));
     }
     if (want("replication", argc, argv, lens, true)) {
         SECTION("Replication");
@@ -377,6 +380,6 @@ void stats_reset_all(void)
     atomic_store(&srv.total_conns, 0);
     atomic_store(&srv.rejected_conns, 0);
     atomic_store(&srv.bh_evicted, 0);
-    atomic_store(&srv.auth_denied, 0);
+    acl_denied_reset();
     engine_reset_stats(srv.eng);
 }

@@ -52,9 +52,7 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         log_msg(LL_VERBOSE, "Rejected connection: max number of clients reached");
         return;
     }
-    if (!is_unix && srv.cfg.protected_mode &&
-        (srv.cfg.requirepass == NULL || srv.cfg.requirepass[0] == '\0') &&
-        !conn_addr_is_local(&ss)) {
+    if (!is_unix && srv.cfg.protected_mode && acl_default_nopass() && !conn_addr_is_local(&ss)) {
         ssize_t w = write(fd, DENIED_MSG, strlen(DENIED_MSG));
         (void)w;
         close(fd);

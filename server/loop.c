@@ -283,6 +283,7 @@ void loop_setup(loop *lp, int idx)
     lp->notify_ev = event_new(lp->base, lp->notify_fd[0], EV_READ | EV_PERSIST, notify_cb, lp);
     event_add(lp->notify_ev, NULL);
     pthread_mutex_init(&lp->lock, NULL);
+    pthread_mutex_init(&lp->acl_mu, NULL);
     batch_init(&lp->b);
     batch_init(&lp->bf.flight);
     lp->b.owner = lp->bf.flight.owner = lp;

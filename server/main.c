@@ -196,7 +196,13 @@ int server_main(int argc, char **argv)
         return 1;
     }
     cmd_table_setup();
+    if (acl_setup(err, sizeof(err)) != 0) {
+        log_msg(LL_WARNING, "%s", err);
+        acl_teardown();
+        return 1;
+    }
     if (server_engine_setup() != 0) {
+        acl_teardown();
         return 1;
     }
     int rc = server_start();
@@ -204,6 +210,7 @@ int server_main(int argc, char **argv)
     function_shutdown();
     engine_destroy(srv.eng);
     srv.eng = NULL;
+    acl_teardown();
     config_free(&srv.cfg);
     return rc;
 }

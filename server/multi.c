@@ -152,6 +152,24 @@ void cmd_exec(conn *c, int argc, char **argv, uint32_t *lens)
         c->in_exec = true;
         for (int i = 0; i < m->n; i++) {
             multi_cmd *q = &m->cmds[i];
+            /* the rules may have changed since it was queued (Redis checks again) */
+            int pos = 0, acl = acl_check(c, q->cmd, q->argc, q->argv, q->lens, &pos);
+            if (acl != ACL_OK) {
+                char msg[256];
+                acl_deny(c, q->cmd, acl, pos, ACL_CTX_MULTI, q->argv, q->lens, msg, sizeof(msg));
+                size_t at = c->out.len;
+                conn_errorf(c,
+                            "NOPERM ACLs rules changed between the moment the transaction was "
+                            "accumulated and the EXEC call. This command is no longer allowed for "
+                            "the following reason: %s",
+                            acl == ACL_DENIED_CMD ? "no permission to execute the command or "
+                                                    "subcommand"
+                            : acl == ACL_DENIED_KEY ? "no permission to touch the specified keys"
+                                                    : "no permission to access one of the "
+                                                      "channels used as arguments");
+                reply_in_order(c, at);
+                continue;
+            }
             dispatch_run(c, q->cmd, q->argc, q->argv, q->lens);
         }
         c->in_exec = false;

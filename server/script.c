@@ -401,6 +401,8 @@ static int redis_call_generic(lua_State *L, bool raise)
         lens[i] = (uint32_t)n;
     }
     const char *err = NULL;
+    char acl_msg[256];
+    int acl, acl_pos = 0;
     const command *cmd = cmd_lookup(argv[0], lens[0]);
     if (cmd != NULL && (cmd->flags & CMD_CONTAINER) && (argc >= 2 || cmd->fn == NULL)) {
         cmd = argc >= 2 ? cmd_lookup_sub(cmd, argv[1], lens[1]) : NULL;
@@ -413,6 +415,11 @@ static int redis_call_generic(lua_State *L, bool raise)
         err = "ERR This Redis command is not allowed from script";
     } else if (S.ro && (cmd->flags & CMD_WRITE)) {
         err = "ERR Write commands are not allowed from read-only scripts.";
+    } else if ((acl = acl_check(f, cmd, argc, argv, lens, &acl_pos)) != ACL_OK) {
+        acl_deny(f, cmd, acl, acl_pos, ACL_CTX_LUA, argv, lens, acl_msg + 4,
+                 sizeof(acl_msg) - 4);
+        memcpy(acl_msg, "ERR ", 4);
+        err = acl_msg;
     } else if (srv.cfg.cluster_enabled) {
         err = cluster_script_check(cmd, argc, argv, lens, &S.slot);
     }
@@ -818,6 +825,8 @@ void script_run(conn *c, lua_State *L, const script_call *call, int argc, char *
     fake.db = c->db;
     fake.proto = 2;
     fake.authed = true;
+    fake.user = c->user; /* the caller's rights (c holds the reference) */
+    fake.caller = c;
     fake.flags = CONN_FAKE;
     fake.multi_len = -1;
     fake.id = c->id;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "acl.h"
 #include "batch.h"
 #include "bighash.h"
 #include "cluster.h"
@@ -100,6 +101,8 @@ struct conn {
     int proto;
     int db; /* SELECTed database */
     bool authed;
+    acl_user *user; /* a reference (acl.h); written under lp->lock (CLIENT LIST reads it) */
+    conn *caller;   /* CONN_FAKE of a script: the client running it */
     _Atomic uint32_t flags;
     uint32_t pending;
     char *name, *lib_name, *lib_ver;
@@ -167,6 +170,7 @@ struct loop {
     conn *wlist;
     loop_stats st;
     pthread_mutex_t lock;       /* guards the client list for CLIENT LIST/KILL */
+    pthread_mutex_t acl_mu;     /* ACL checks of this loop's clients (acl.h) */
     struct event *done_ev;      /* bf's queue fd: a batch finished */
     ps_msg *inbox, *inbox_tail; /* messages for our clients from other loops (lock) */
     conn *running;              /* the client whose (unbatched) command runs now */
@@ -208,7 +212,6 @@ typedef struct server {
     _Atomic long connected;
     _Atomic uint64_t rejected_conns;
     _Atomic uint64_t bh_evicted; /* big hashes evicted whole for a chunk (INFO evicted_keys) */
-    _Atomic uint64_t auth_denied; /* failed AUTH / HELLO AUTH (INFO acl_access_denied_auth) */
     _Atomic uint64_t total_conns;
     _Atomic int shutdown;       /* 1 = requested */
     _Atomic int sig_pending;    /* SIGTERM/SIGINT seen by the handler (for a busy script) */
@@ -312,6 +315,12 @@ void conn_resume(conn *c);
 void conn_unblocked(conn *c);
 bool conn_addr_is_local(const struct sockaddr_storage *ss);
 void conn_error(conn *c, const char *msg);  /* error reply with stats */
+/* Whether c must AUTH first (Redis's authRequired: the default user has a
+ * password, or is off, and c has not authenticated). */
+static inline bool conn_auth_required(const conn *c)
+{
+    return !c->authed && !acl_default_open();
+}
 void conn_errorf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* clients.c */
@@ -339,7 +348,10 @@ void clients_unblock_due(loop *lp, int64_t now_ms);
 int clients_unblock(conn *self, uint64_t id, bool error);
 long clients_blocked(bool timed_only); /* INFO blocked_clients, clients_in_timeout_table */
 void clients_block_gone(conn *c);      /* a blocked client is freed */
-int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme);
+/* Close the clients matching every filter given (addr, laddr, id, user;
+ * NULL/0: any); how many. */
+int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme,
+                       const acl_user *user);
 
 /* cmd_*.c: Redis-style helpers; a handler that uses none of its arguments */
 #define UNUSED3 (void)argc, (void)argv, (void)lens

@@ -109,7 +109,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     atexit(dump_dir_remove);
     log_setup();
     cmd_table_setup();
-    if (server_engine_setup() != 0) {
+    if (acl_setup(err, sizeof(err)) != 0 || server_engine_setup() != 0) {
         exit(1);
     }
     server_loops_setup();
