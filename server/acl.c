@@ -968,7 +968,8 @@ static const char *apply_all(acl_user *u, int argc, char **argv, uint32_t *lens,
     int n = 0, bad = 0;
     char **ops = merge_selectors(argc, argv, lens, &n, &bad);
     if (ops == NULL) {
-        snprintf(buf, cap, "Unmatched parenthesis in acl selector starting at '%s'.", argv[bad]);
+        snprintf(buf, cap, "Unmatched parenthesis in acl selector starting at '%.*s'.",
+                 (int)lens[bad], argv[bad]);
         return buf;
     }
     const char *res = NULL;
@@ -1682,7 +1683,8 @@ static char *load_file(const char *path, char *err, size_t errlen)
         for (int j = 0; j < mc; j++) {
             const char *why = user_apply(u, ops[j], strlen(ops[j]));
             if (why) {
-                sbuf_printf(&errs, "%s:%d: %s. ", path, lineno, why);
+                sbuf_printf(&errs, "%s:%d: Error in applying operation '%s': %s. ", path, lineno,
+                            ops[j], why);
             }
         }
         strv_free(ops, mc);
@@ -1802,6 +1804,29 @@ bool acl_scratch_apply(acl_user *u, const char *op, size_t len, const char **why
     return *why == NULL;
 }
 
+bool acl_scratch_apply_line(acl_user *u, const char *line, char *err, size_t cap)
+{
+    char *copy = xstrdup(line);
+    int argc = 0, cap_args = 16;
+    char **argv = xmalloc((size_t)cap_args * sizeof(char *));
+    uint32_t *lens = xmalloc((size_t)cap_args * sizeof(uint32_t));
+    char *save = NULL;
+    for (char *t = strtok_r(copy, " ", &save); t; t = strtok_r(NULL, " ", &save)) {
+        if (argc == cap_args) {
+            cap_args *= 2;
+            argv = xrealloc(argv, (size_t)cap_args * sizeof(char *));
+            lens = xrealloc(lens, (size_t)cap_args * sizeof(uint32_t));
+        }
+        argv[argc] = t;
+        lens[argc++] = (uint32_t)strlen(t);
+    }
+    const char *why = apply_all(u, argc, argv, lens, err, cap);
+    free(argv);
+    free(lens);
+    free(copy);
+    return why == NULL;
+}
+
 void acl_scratch_describe(acl_user *u, sbuf *out)
 {
     describe_user(u, out);
@@ -1809,12 +1834,15 @@ void acl_scratch_describe(acl_user *u, sbuf *out)
 
 bool acl_scratch_same(const acl_user *a, const acl_user *b)
 {
-    if (a->flags != b->flags || a->npw != b->npw || a->nsels != b->nsels) {
+    if (a->flags != b->flags || a->npw != b->npw || a->nsels != b->nsels ||
+        (a->npw && memcmp(a->pw, b->pw, (size_t)a->npw * sizeof(*a->pw)) != 0)) {
         return false;
     }
     for (int i = 0; i < a->nsels; i++) {
         const acl_sel *x = &a->sels[i], *y = &b->sels[i];
-        if (x->flags != y->flags || x->future != y->future || x->nkeys != y->nkeys ||
+        /* ALLCOMMANDS is only a shortcut: "+@all -get +get" has every bit without it */
+        if ((x->flags & ~SEL_ALLCOMMANDS) != (y->flags & ~SEL_ALLCOMMANDS) ||
+            x->future != y->future || x->nkeys != y->nkeys ||
             x->nchans != y->nchans ||
             memcmp(x->bits, y->bits, (size_t)A.nwords * sizeof(uint64_t)) != 0) {
             return false;
@@ -1822,6 +1850,27 @@ bool acl_scratch_same(const acl_user *a, const acl_user *b)
         for (int k = 0; k < x->nkeys; k++) {
             if (x->keys[k].len != y->keys[k].len || x->keys[k].perm != y->keys[k].perm ||
                 memcmp(x->keys[k].s, y->keys[k].s, x->keys[k].len) != 0) {
+                return false;
+            }
+        }
+        for (int k = 0; k < x->nchans; k++) {
+            if (x->chans[k].len != y->chans[k].len ||
+                memcmp(x->chans[k].s, y->chans[k].s, x->chans[k].len) != 0) {
+                return false;
+            }
+        }
+        for (int id = 0; id < A.ncmds; id++) {
+            if (bit_get(x, id)) {
+                continue; /* first args of an allowed command change nothing */
+            }
+            char **fx = x->first ? x->first[id] : NULL, **fy = y->first ? y->first[id] : NULL;
+            int k = 0;
+            for (; fx && fx[k] && fy && fy[k]; k++) {
+                if (strcmp(fx[k], fy[k]) != 0) {
+                    return false;
+                }
+            }
+            if ((fx && fx[k]) || (fy && fy[k])) {
                 return false;
             }
         }
@@ -1942,7 +1991,7 @@ H(cmd_acl_getuser)
     acl_user *u = user_find(argv[2], lens[2]);
     if (u == NULL) {
         runlock(c);
-        conn_errorf(c, "ERR Can not find user '%.*s' in ACL", (int)lens[2], argv[2]);
+        resp_null(&c->out, c->proto);
         return;
     }
     resp_map(&c->out, 6, c->proto);

@@ -139,6 +139,9 @@ const char *acl_cat_name(int bit);
  * describe it as ACL LIST would; false with Redis's reason on error. */
 acl_user *acl_scratch_user(void);
 bool acl_scratch_apply(acl_user *u, const char *op, size_t len, const char **why);
+/* A line of rules split at spaces, selectors merged, as ACL SETUSER takes
+ * them: false with the error in err. */
+bool acl_scratch_apply_line(acl_user *u, const char *line, char *err, size_t cap);
 void acl_scratch_describe(acl_user *u, sbuf *out);
 bool acl_scratch_same(const acl_user *a, const acl_user *b); /* equal permissions */
 void acl_scratch_free(acl_user *u);
