@@ -468,6 +468,9 @@ static const char *sel_apply(acl_sel *s, const char *op, size_t n)
                     return E_SYNTAX;
                 }
             }
+            if (perm == 0) { /* "%~x": no permission named */
+                return E_SYNTAX;
+            }
         } else {
             perm = ACL_RW;
         }
@@ -1832,6 +1835,19 @@ void acl_scratch_describe(acl_user *u, sbuf *out)
     describe_user(u, out);
 }
 
+static bool sel_keys_all(const acl_sel *s)
+{
+    if (s->flags & SEL_ALLKEYS) {
+        return true;
+    }
+    for (int i = 0; i < s->nkeys; i++) {
+        if (s->keys[i].len == 1 && s->keys[i].s[0] == '*' && s->keys[i].perm == ACL_RW) {
+            return true;
+        }
+    }
+    return false;
+}
+
 bool acl_scratch_same(const acl_user *a, const acl_user *b)
 {
     if (a->flags != b->flags || a->npw != b->npw || a->nsels != b->nsels ||
@@ -1840,14 +1856,18 @@ bool acl_scratch_same(const acl_user *a, const acl_user *b)
     }
     for (int i = 0; i < a->nsels; i++) {
         const acl_sel *x = &a->sels[i], *y = &b->sels[i];
-        /* ALLCOMMANDS is only a shortcut: "+@all -get +get" has every bit without it */
-        if ((x->flags & ~SEL_ALLCOMMANDS) != (y->flags & ~SEL_ALLCOMMANDS) ||
-            x->future != y->future || x->nkeys != y->nkeys ||
+        /* ALLCOMMANDS is only a shortcut: "+@all -get +get" has every bit
+         * without it; "%RW~*" is a pattern that any key matches, described
+         * (as by Redis) as "~*", which reads back as allkeys */
+        uint32_t mask = ~(uint32_t)(SEL_ALLCOMMANDS | SEL_ALLKEYS);
+        bool xall = sel_keys_all(x), yall = sel_keys_all(y);
+        if ((x->flags & mask) != (y->flags & mask) || xall != yall || x->future != y->future ||
+            (!xall && x->nkeys != y->nkeys) ||
             x->nchans != y->nchans ||
             memcmp(x->bits, y->bits, (size_t)A.nwords * sizeof(uint64_t)) != 0) {
             return false;
         }
-        for (int k = 0; k < x->nkeys; k++) {
+        for (int k = 0; !xall && k < x->nkeys; k++) {
             if (x->keys[k].len != y->keys[k].len || x->keys[k].perm != y->keys[k].perm ||
                 memcmp(x->keys[k].s, y->keys[k].s, x->keys[k].len) != 0) {
                 return false;

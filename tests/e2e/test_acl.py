@@ -124,6 +124,8 @@ class Rules(AclBase):
             ("-select|0", "Unknown command or category name in ACL"),
             ("~a b", "Syntax error"),
             ("%X~a", "Syntax error"),
+            ("%~a", "Syntax error"),
+            ("%", "Syntax error"),
             ("#abc", "The password hash must be exactly 64 characters and contain only lowercase "
                      "hexadecimal characters"),
             ("<never", "The password you are trying to remove from the user does not exist"),
@@ -557,6 +559,66 @@ class BadConf(unittest.TestCase):
             self.assertIn("Unknown command or category name in ACL", out)
         finally:
             os.unlink(path)
+
+
+class Concurrent(AclBase):
+    """Rules change while clients of the same user run on other loops
+    (io-threads 4): each command sees the rules before or after a change,
+    never a torn user; a deleted user's connections close. Under TSan too
+    (label stress)."""
+    extra = ("--io-threads", "4")
+
+    def test_rules_change_under_load(self):
+        import threading
+        self.setuser("app", "on", ">pw", "~app:*", "+@all")
+        stop = threading.Event()
+        errors = []
+        counts = [0, 0]
+
+        def worker(n):
+            r = redis.Redis(host="127.0.0.1", port=self.srv.port, username="app", password="pw",
+                            socket_timeout=10)
+            try:
+                i = 0
+                while not stop.is_set():
+                    i += 1
+                    try:
+                        p = r.pipeline(transaction=False)
+                        for k in range(16):
+                            p.set("app:%d:%d" % (n, k), i)
+                            p.get("app:%d:%d" % (n, k))
+                        p.execute()
+                        counts[0] += 1
+                    except redis.exceptions.NoPermissionError:
+                        counts[1] += 1
+                    except redis.exceptions.ResponseError as e:
+                        if "NOPERM" not in str(e):
+                            errors.append(str(e))
+            except Exception as e:  # noqa: BLE001 (reported below)
+                errors.append(repr(e))
+            finally:
+                r.close()
+
+        threads = [threading.Thread(target=worker, args=(n,)) for n in range(4)]
+        for t in threads:
+            t.start()
+        try:
+            for i in range(200):
+                self.setuser("app", "-set" if i % 2 else "+set", "%%R~other%d:*" % i)
+                self.setuser("tmp%d" % i, "on", ">x", "+@all", "~*")
+                t = self.login("tmp%d" % i, "x")
+                self.assertEqual(self.c.call("ACL", "DELUSER", "tmp%d" % i), 1)
+                with self.assertRaises((EOFError, ConnectionResetError)):
+                    t.call("PING")
+                self.assertIsInstance(self.c.call("ACL", "LIST"), list)
+                self.assertIn(b"user=", self.c.call("CLIENT", "LIST"))
+        finally:
+            stop.set()
+            for t in threads:
+                t.join(30)
+        self.assertEqual(errors, [])
+        self.assertGreater(counts[0], 0)
+        self.assertEqual(self.c.call("PING"), "PONG")
 
 
 if __name__ == "__main__":
