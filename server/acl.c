@@ -1180,9 +1180,14 @@ static void pat_describe(const acl_pat *p, sbuf *out)
     sbuf_add(out, p->s, p->len);
 }
 
+static bool sel_keys_all(const acl_sel *s);
+
 static void describe_sel(const acl_sel *s, sbuf *out)
 {
-    if (s->flags & SEL_ALLKEYS) {
+    /* a read-write "*" among other patterns is described alone as "~*":
+     * Redis 7.0 lists them all, and its ACL LOAD then refuses the
+     * patterns after "~*" in the file ACL SAVE wrote */
+    if (sel_keys_all(s)) {
         sbuf_printf(out, "~* ");
     } else {
         for (int i = 0; i < s->nkeys; i++) {
@@ -1281,22 +1286,32 @@ typedef struct keyref {
 /* The arguments of cmd that are keys, with their key spec flags (Redis's
  * getKeysFromCommandWithSpecs): where the key specs find them, else
  * where cmd_keys_of does with the flags of the command's specs. */
-static int keys_with_flags(const command *cmd, int argc, char **argv, uint32_t *lens, keyref **out)
+#define KEYS_SMALL 16 /* commands of up to this many arguments allocate nothing */
+
+static int keys_with_flags(const command *cmd, int argc, char **argv, uint32_t *lens,
+                           keyref *small, keyref **out)
 {
+    int pos_small[KEYS_SMALL];
+    uint16_t found_small[KEYS_SMALL];
     int cap = argc > 0 ? argc : 1;
-    int *pos = xmalloc((size_t)cap * sizeof(int));
+    int *pos = cap <= KEYS_SMALL ? pos_small : xmalloc((size_t)cap * sizeof(int));
     int n = cmd_keys_of(cmd, argc, argv, lens, pos, cap);
     if (n > cap) {
         n = cap;
     }
     if (n <= 0) {
-        free(pos);
+        if (pos != pos_small) {
+            free(pos);
+        }
         *out = NULL;
         return 0;
     }
-    keyref *k = xcalloc((size_t)n, sizeof(*k));
+    keyref *k = n <= KEYS_SMALL ? small : xcalloc((size_t)n, sizeof(*k));
     const acl_spec *sp = A.specs[cmd_idx(cmd)];
-    uint16_t *found = xcalloc((size_t)argc, sizeof(uint16_t));
+    uint16_t *found = argc <= KEYS_SMALL ? found_small : xcalloc((size_t)argc, sizeof(uint16_t));
+    if (found == found_small) {
+        memset(found_small, 0, sizeof(found_small));
+    }
     uint16_t any = 0;
     for (int j = 0; sp && j < sp->nspecs; j++) {
         const acl_keyspec *ks = &sp->ks[j];
@@ -1376,8 +1391,12 @@ static int keys_with_flags(const command *cmd, int argc, char **argv, uint32_t *
         }
         k[0].flags = write ? (KS_RW | KS_ACCESS | KS_UPDATE) : (KS_RO | KS_ACCESS);
     }
-    free(found);
-    free(pos);
+    if (found != found_small) {
+        free(found);
+    }
+    if (pos != pos_small) {
+        free(pos);
+    }
     *out = k;
     return n;
 }
@@ -1390,7 +1409,7 @@ static bool has_channels(const command *cmd)
 
 /* Redis's ACLSelectorCheckCmd. */
 static int sel_check(const acl_sel *s, const command *cmd, int argc, char **argv, uint32_t *lens,
-                     int *pos, keyref **keys, int *nkeys)
+                     int *pos, keyref *small, keyref **keys, int *nkeys)
 {
     int id = cmd_idx(cmd);
     if (!(s->flags & SEL_ALLCOMMANDS) && !(cmd->flags & CMD_NOAUTH) && !bit_get(s, id)) {
@@ -1408,7 +1427,7 @@ static int sel_check(const acl_sel *s, const command *cmd, int argc, char **argv
     }
     if (!(s->flags & SEL_ALLKEYS) && (cmd->first_key > 0 || A.specs[id] != NULL)) {
         if (*nkeys < 0) {
-            *nkeys = keys_with_flags(cmd, argc, argv, lens, keys);
+            *nkeys = keys_with_flags(cmd, argc, argv, lens, small, keys);
         }
         for (int j = 0; j < *nkeys; j++) {
             int p = (*keys)[j].pos;
@@ -1435,21 +1454,28 @@ static int user_check(const acl_user *u, const command *cmd, int argc, char **ar
                       uint32_t *lens, int *pos)
 {
     int best = ACL_DENIED_CMD, best_pos = 0;
+    keyref small[KEYS_SMALL];
     keyref *keys = NULL;
     int nkeys = -1;
-    for (int i = 0; i < u->nsels; i++) {
+    bool ok = false;
+    for (int i = 0; i < u->nsels && !ok; i++) {
         int p = 0;
-        int r = sel_check(&u->sels[i], cmd, argc, argv, lens, &p, &keys, &nkeys);
+        int r = sel_check(&u->sels[i], cmd, argc, argv, lens, &p, small, &keys, &nkeys);
         if (r == ACL_OK) {
-            free(keys);
-            return ACL_OK;
+            ok = true;
+            break;
         }
         if (r > best || (r == best && p > best_pos)) {
             best = r;
             best_pos = p;
         }
     }
-    free(keys);
+    if (keys != small) {
+        free(keys);
+    }
+    if (ok) {
+        return ACL_OK;
+    }
     *pos = best_pos;
     return best;
 }
