@@ -39,10 +39,13 @@
 #define HASH_HEX 64
 #define LOG_GROUP_MS 60000
 
+enum { PAT_GLOB, PAT_PREFIX, PAT_LITERAL };
+
 typedef struct acl_pat {
     char *s;
     uint32_t len;
     uint8_t perm; /* ACL_R | ACL_W (channels: ACL_RW) */
+    uint8_t kind; /* PAT_*: "cache:*" and "name" need no glob matcher */
 } acl_pat;
 
 typedef struct acl_sel {
@@ -88,6 +91,7 @@ static struct {
     int ncmds, nwords;
     uint32_t *cats;
     const acl_spec **specs;
+    bool *complete; /* its key specs find every key (else cmd_keys_of does) */
     char ***conf_users; /* `user` lines waiting for acl_setup: NULL-ended argv */
     int nconf;
     pthread_mutex_t log_mu;
@@ -182,12 +186,15 @@ static uint32_t fallback_cats(const command *cmd)
     return c;
 }
 
+static bool spec_complete(const acl_spec *sp);
+
 static void cmds_setup(void)
 {
     A.ncmds = cmd_count();
     A.nwords = (A.ncmds + 63) / 64;
     A.cats = xcalloc((size_t)A.ncmds, sizeof(*A.cats));
     A.specs = xcalloc((size_t)A.ncmds, sizeof(*A.specs));
+    A.complete = xcalloc((size_t)A.ncmds, sizeof(*A.complete));
     for (int i = 0; i < A.ncmds; i++) {
         const command *cmd = cmd_by_idx(i);
         const char *full = cmd_fullname(cmd);
@@ -198,6 +205,7 @@ static void cmds_setup(void)
             }
         }
         A.cats[i] = A.specs[i] ? A.specs[i]->cats : fallback_cats(cmd);
+        A.complete[i] = spec_complete(A.specs[i]);
     }
 }
 
@@ -400,6 +408,29 @@ static bool ieq(const char *op, size_t n, const char *word)
     return strlen(word) == n && !strncasecmp(op, word, n);
 }
 
+static uint8_t pat_kind(const char *s, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '*' || s[i] == '?' || s[i] == '[' || s[i] == '\\') {
+            return s[i] == '*' && i == len - 1 ? PAT_PREFIX : PAT_GLOB;
+        }
+    }
+    return PAT_LITERAL;
+}
+
+static bool pat_match(const acl_pat *p, const char *s, uint32_t n)
+{
+    switch (p->kind) {
+    case PAT_PREFIX: /* the first byte first: most patterns differ there */
+        return p->len == 1 ||
+               (n >= p->len - 1 && s[0] == p->s[0] && memcmp(s, p->s, p->len - 1) == 0);
+    case PAT_LITERAL:
+        return n == p->len && (n == 0 || (s[0] == p->s[0] && memcmp(s, p->s, n) == 0));
+    default:
+        return util_glob_match(p->s, p->len, s, n, false);
+    }
+}
+
 static void pats_add(acl_pat **p, int *n, const char *s, size_t len, uint8_t perm)
 {
     for (int i = 0; i < *n; i++) {
@@ -412,6 +443,7 @@ static void pats_add(acl_pat **p, int *n, const char *s, size_t len, uint8_t per
     (*p)[*n].s = xstrndup(s, len);
     (*p)[*n].len = (uint32_t)len;
     (*p)[*n].perm = perm;
+    (*p)[*n].kind = pat_kind(s, len);
     (*n)++;
 }
 
@@ -1085,8 +1117,10 @@ void acl_teardown(void)
     A.nlog = 0;
     free(A.cats);
     free(A.specs);
+    free(A.complete);
     A.cats = NULL;
     A.specs = NULL;
+    A.complete = NULL;
     conf_users_free();
 }
 
@@ -1255,8 +1289,7 @@ static bool key_ok(const acl_sel *s, const char *key, uint32_t klen, uint16_t ks
         need |= ACL_W;
     }
     for (int i = 0; i < s->nkeys; i++) {
-        if ((s->keys[i].perm & need) == need &&
-            util_glob_match(s->keys[i].s, s->keys[i].len, key, klen, false)) {
+        if ((s->keys[i].perm & need) == need && pat_match(&s->keys[i], key, klen)) {
             return true;
         }
     }
@@ -1270,8 +1303,7 @@ static bool chan_ok(const acl_sel *s, const char *ch, uint32_t n, bool literal)
     }
     for (int i = 0; i < s->nchans; i++) {
         const acl_pat *p = &s->chans[i];
-        if (literal ? (p->len == n && !memcmp(p->s, ch, n))
-                    : util_glob_match(p->s, p->len, ch, n, false)) {
+        if (literal ? (p->len == n && !memcmp(p->s, ch, n)) : pat_match(p, ch, n)) {
             return true;
         }
     }
@@ -1288,94 +1320,138 @@ typedef struct keyref {
  * where cmd_keys_of does with the flags of the command's specs. */
 #define KEYS_SMALL 16 /* commands of up to this many arguments allocate nothing */
 
+/* Where a key spec finds its keys in argv (Redis's getKeysUsingKeySpecs):
+ * false when it finds none (its keyword is absent, its count invalid). */
+static bool spec_range(const acl_keyspec *ks, int argc, char **argv, uint32_t *lens, int *first,
+                       int *last, int *step)
+{
+    int f = 0;
+    if (ks->bs == KS_BS_INDEX) {
+        f = ks->index;
+    } else if (ks->bs == KS_BS_KEYWORD) {
+        int start = ks->startfrom > 0 ? ks->startfrom : argc + ks->startfrom;
+        int end = ks->startfrom > 0 ? argc - 1 : 1;
+        for (int i = start; i != end; i = start <= end ? i + 1 : i - 1) {
+            if (i >= argc || i < 1) {
+                break;
+            }
+            if (strlen(ks->keyword) == lens[i] && !strncasecmp(argv[i], ks->keyword, lens[i])) {
+                f = i + 1;
+                break;
+            }
+        }
+        if (!f) {
+            return false;
+        }
+    } else {
+        return false;
+    }
+    int l = f, st = 1;
+    if (ks->fk == KS_FK_RANGE) {
+        st = ks->b > 0 ? ks->b : 1;
+        if (ks->a >= 0) {
+            l = f + ks->a;
+        } else if (!ks->c) {
+            l = argc + ks->a;
+        } else {
+            l = f + ((argc - f) / ks->c + ks->a);
+        }
+    } else if (ks->fk == KS_FK_KEYNUM) {
+        st = ks->c > 0 ? ks->c : 1;
+        long long nk;
+        int ni = f + ks->a;
+        if (ni >= argc || !util_str2ll(argv[ni], lens[ni], &nk) || nk < 0 || nk > argc) {
+            return false;
+        }
+        f += ks->b;
+        l = f + ((int)nk - 1) * st;
+    } else {
+        return false;
+    }
+    *first = f;
+    *last = l < argc ? l : argc - 1;
+    *step = st;
+    return true;
+}
+
+static bool spec_complete(const acl_spec *sp)
+{
+    if (sp == NULL || sp->nspecs == 0) {
+        return false;
+    }
+    for (int j = 0; j < sp->nspecs; j++) {
+        const acl_keyspec *ks = &sp->ks[j];
+        if ((ks->flags & KS_INCOMPLETE) || ks->bs == KS_BS_UNKNOWN || ks->fk == KS_FK_UNKNOWN) {
+            return false;
+        }
+    }
+    return true;
+}
+
+static void keys_push(keyref **k, int *n, int *cap, keyref *small, int pos, uint16_t flags)
+{
+    if (*n == *cap) {
+        *cap *= 2;
+        if (*k == small) {
+            *k = xmalloc((size_t)*cap * sizeof(keyref));
+            memcpy(*k, small, (size_t)*n * sizeof(keyref));
+        } else {
+            *k = xrealloc(*k, (size_t)*cap * sizeof(keyref));
+        }
+    }
+    (*k)[*n].pos = pos;
+    (*k)[*n].flags = flags;
+    (*n)++;
+}
+
+/* The arguments of cmd that are keys, with their key spec flags (Redis's
+ * getKeysFromCommandWithSpecs): from the key specs when they are complete;
+ * else where cmd_keys_of finds them (SORT, MIGRATE...), each with the
+ * flags of the specs that find it there, or of all the command's specs. */
 static int keys_with_flags(const command *cmd, int argc, char **argv, uint32_t *lens,
                            keyref *small, keyref **out)
 {
-    int pos_small[KEYS_SMALL];
-    uint16_t found_small[KEYS_SMALL];
-    int cap = argc > 0 ? argc : 1;
-    int *pos = cap <= KEYS_SMALL ? pos_small : xmalloc((size_t)cap * sizeof(int));
-    int n = cmd_keys_of(cmd, argc, argv, lens, pos, cap);
-    if (n > cap) {
-        n = cap;
-    }
-    if (n <= 0) {
-        if (pos != pos_small) {
-            free(pos);
-        }
-        *out = NULL;
-        return 0;
-    }
-    keyref *k = n <= KEYS_SMALL ? small : xcalloc((size_t)n, sizeof(*k));
     const acl_spec *sp = A.specs[cmd_idx(cmd)];
-    uint16_t *found = argc <= KEYS_SMALL ? found_small : xcalloc((size_t)argc, sizeof(uint16_t));
-    if (found == found_small) {
-        memset(found_small, 0, sizeof(found_small));
-    }
-    uint16_t any = 0;
-    for (int j = 0; sp && j < sp->nspecs; j++) {
-        const acl_keyspec *ks = &sp->ks[j];
-        any |= ks->flags;
-        if (ks->flags & KS_NOT_KEY) {
-            continue;
-        }
-        int first = 0;
-        if (ks->bs == KS_BS_INDEX) {
-            first = ks->index;
-        } else if (ks->bs == KS_BS_KEYWORD) {
-            int start = ks->startfrom > 0 ? ks->startfrom : argc + ks->startfrom;
-            int end = ks->startfrom > 0 ? argc - 1 : 1;
-            for (int i = start; i != end; i = start <= end ? i + 1 : i - 1) {
-                if (i >= argc || i < 1) {
-                    break;
-                }
-                if (strlen(ks->keyword) == lens[i] &&
-                    !strncasecmp(argv[i], ks->keyword, lens[i])) {
-                    first = i + 1;
-                    break;
-                }
-            }
-            if (!first) {
+    keyref *k = small;
+    int n = 0, cap = KEYS_SMALL;
+    if (A.complete[cmd_idx(cmd)]) {
+        for (int j = 0; j < sp->nspecs; j++) {
+            const acl_keyspec *ks = &sp->ks[j];
+            int first, last, step;
+            if ((ks->flags & KS_NOT_KEY) || !spec_range(ks, argc, argv, lens, &first, &last, &step)) {
                 continue;
             }
-        } else {
-            continue;
-        }
-        int last = first, step = 1;
-        if (ks->fk == KS_FK_RANGE) {
-            step = ks->b > 0 ? ks->b : 1;
-            if (ks->a >= 0) {
-                last = first + ks->a;
-            } else if (!ks->c) {
-                last = argc + ks->a;
-            } else {
-                last = first + ((argc - first) / ks->c + ks->a);
+            for (int i = first; i <= last && i >= 1; i += step) {
+                keys_push(&k, &n, &cap, small, i, ks->flags);
             }
-        } else if (ks->fk == KS_FK_KEYNUM) {
-            step = ks->c > 0 ? ks->c : 1;
-            long long nk;
-            int ni = first + ks->a;
-            if (ni >= argc || !util_str2ll(argv[ni], lens[ni], &nk) || nk < 0 || nk > argc) {
+        }
+    } else {
+        int *pos = xmalloc((size_t)(argc > 0 ? argc : 1) * sizeof(int));
+        int np = cmd_keys_of(cmd, argc, argv, lens, pos, argc > 0 ? argc : 1);
+        np = np < argc ? np : argc;
+        uint16_t *found = xcalloc((size_t)(argc > 0 ? argc : 1), sizeof(uint16_t));
+        uint16_t any = 0;
+        for (int j = 0; sp && j < sp->nspecs; j++) {
+            const acl_keyspec *ks = &sp->ks[j];
+            int first, last, step;
+            any |= ks->flags;
+            if ((ks->flags & KS_NOT_KEY) || !spec_range(ks, argc, argv, lens, &first, &last, &step)) {
                 continue;
             }
-            first += ks->b;
-            last = first + ((int)nk - 1) * step;
-        } else {
-            continue;
-        }
-        for (int i = first; i <= last; i += step) {
-            if (i >= argc || i < first) {
-                break;
+            for (int i = first; i <= last && i >= 1; i += step) {
+                found[i] |= ks->flags;
             }
-            found[i] |= ks->flags;
         }
-    }
-    if (any == 0) {
-        any = (cmd->flags & CMD_WRITE) ? (KS_RW | KS_ACCESS | KS_UPDATE) : (KS_RO | KS_ACCESS);
-    }
-    for (int i = 0; i < n; i++) {
-        k[i].pos = pos[i];
-        k[i].flags = pos[i] < argc && found[pos[i]] ? found[pos[i]] : any;
+        if (any == 0) {
+            any = (cmd->flags & CMD_WRITE) ? (KS_RW | KS_ACCESS | KS_UPDATE) : (KS_RO | KS_ACCESS);
+        }
+        for (int i = 0; i < np; i++) {
+            if (pos[i] >= 0 && pos[i] < argc) {
+                keys_push(&k, &n, &cap, small, pos[i], found[pos[i]] ? found[pos[i]] : any);
+            }
+        }
+        free(found);
+        free(pos);
     }
     /* the commands whose flags depend on their arguments (VARIABLE_FLAGS) */
     if (cmd->fn == cmd_set && n > 0) {
@@ -1390,12 +1466,6 @@ static int keys_with_flags(const command *cmd, int argc, char **argv, uint32_t *
             write = write || util_eq(argv[i], lens[i], "set") || util_eq(argv[i], lens[i], "incrby");
         }
         k[0].flags = write ? (KS_RW | KS_ACCESS | KS_UPDATE) : (KS_RO | KS_ACCESS);
-    }
-    if (found != found_small) {
-        free(found);
-    }
-    if (pos != pos_small) {
-        free(pos);
     }
     *out = k;
     return n;
