@@ -582,6 +582,13 @@ static const char *sel_apply(acl_sel *s, const char *op, size_t n)
  * Users
  * ---------------------------------------------------------------------- */
 
+/* A new user's or selector's channels (acl-pubsub-default). */
+static uint32_t pubsub_default(void)
+{
+    const char *d = srv.cfg.acl_pubsub_default;
+    return d && !strcmp(d, "allchannels") ? SEL_ALLCHANNELS : 0;
+}
+
 static acl_user *user_new(const char *name, size_t n)
 {
     acl_user *u = xcalloc(1, sizeof(*u));
@@ -589,7 +596,7 @@ static acl_user *user_new(const char *name, size_t n)
     u->flags = U_DISABLED;
     u->sels = xcalloc(1, sizeof(*u->sels));
     u->nsels = 1;
-    sel_init(&u->sels[0], SEL_ROOT);
+    sel_init(&u->sels[0], SEL_ROOT | pubsub_default());
     atomic_init(&u->refs, 1);
     return u;
 }
@@ -739,7 +746,7 @@ static const char *user_apply(acl_user *u, const char *op, size_t n)
         u->npw--;
     } else if (op[0] == '(' && op[n - 1] == ')') {
         acl_sel s;
-        sel_init(&s, 0);
+        sel_init(&s, pubsub_default());
         char *inner = xstrndup(op + 1, n >= 2 ? n - 2 : 0);
         const char *why = NULL;
         char *save = NULL;
@@ -762,6 +769,9 @@ static const char *user_apply(acl_user *u, const char *op, size_t n)
         user_apply_noerr(u, "resetpass");
         user_apply_noerr(u, "resetkeys");
         user_apply_noerr(u, "resetchannels");
+        if (pubsub_default()) {
+            user_apply_noerr(u, "allchannels");
+        }
         user_apply_noerr(u, "off");
         user_apply_noerr(u, "sanitize-payload");
         user_apply_noerr(u, "clearselectors");
@@ -1562,6 +1572,56 @@ int acl_check(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens
     return r;
 }
 
+static bool sub_ok(conn *c, const char *name, size_t n, bool pattern)
+{
+    const acl_user *u = c->user;
+    for (int i = 0; u && i < u->nsels; i++) {
+        if (chan_ok(&u->sels[i], name, (uint32_t)n, pattern)) {
+            return true;
+        }
+    }
+    return u == NULL;
+}
+
+bool acl_subscriptions_ok(conn *c)
+{
+    rlock(c);
+    bool ok = c->user == NULL || c->user->deleted || atomic_load(&c->user->all) ||
+              pubsub_subscriptions_pass(c, sub_ok);
+    runlock(c);
+    return ok;
+}
+
+/* Whether the channels of `now` may exclude some `before` allowed
+ * (Redis's ACLKillPubsubClientsIfNeeded): then the subscribers are checked. */
+static bool chans_narrowed(const acl_user *before, const acl_user *now)
+{
+    for (int i = 0; i < now->nsels; i++) {
+        if (now->sels[i].flags & SEL_ALLCHANNELS) {
+            return false;
+        }
+    }
+    for (int i = 0; i < before->nsels; i++) {
+        const acl_sel *b = &before->sels[i];
+        if (b->flags & SEL_ALLCHANNELS) {
+            return true;
+        }
+        for (int k = 0; k < b->nchans; k++) {
+            bool found = false;
+            for (int j = 0; j < now->nsels && !found; j++) {
+                for (int m = 0; m < now->sels[j].nchans && !found; m++) {
+                    found = now->sels[j].chans[m].len == b->chans[k].len &&
+                            !memcmp(now->sels[j].chans[m].s, b->chans[k].s, b->chans[k].len);
+                }
+            }
+            if (!found) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
 /* ------------------------------------------------------------------------
  * The log
  * ---------------------------------------------------------------------- */
@@ -2028,6 +2088,7 @@ H(cmd_acl_setuser)
     }
     wlock();
     u = user_find(argv[2], lens[2]); /* again: another loop may have changed the table */
+    bool narrowed = u != NULL && chans_narrowed(u, tmp);
     if (u == NULL) {
         u = user_new(argv[2], lens[2]);
         user_insert(u);
@@ -2038,6 +2099,9 @@ H(cmd_acl_setuser)
     }
     wunlock();
     user_free(tmp);
+    if (narrowed) { /* its subscribers' loops close those no longer allowed */
+        server_clients_flag_user(u, CONN_ACL_CHECK);
+    }
     reply_ok(c);
 }
 

@@ -131,6 +131,10 @@ int acl_check(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens
 void acl_deny(conn *c, const command *cmd, int res, int pos, int ctx, char **argv,
               uint32_t *lens, char *msg, size_t cap);
 
+/* Whether c's user still may use every channel c subscribes to (its
+ * loop asks after CONN_ACL_CHECK: else c is closed, as Redis does). */
+bool acl_subscriptions_ok(conn *c);
+
 /* The ACL categories of a command ("@read"... as COMMAND INFO lists them). */
 uint32_t acl_cmd_cats(const command *cmd);
 const char *acl_cat_name(int bit);

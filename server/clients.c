@@ -125,6 +125,25 @@ int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t
     return killed;
 }
 
+void server_clients_flag_user(const acl_user *user, uint32_t flag)
+{
+    for (int i = 0; i < srv.nloops; i++) {
+        loop *lp = &srv.loops[i];
+        bool any = false;
+        pthread_mutex_lock(&lp->lock);
+        for (conn *c = lp->clients; c; c = c->next) {
+            if (c->user == user) {
+                atomic_fetch_or(&c->flags, flag);
+                any = true;
+            }
+        }
+        pthread_mutex_unlock(&lp->lock);
+        if (any) {
+            loop_wake(lp);
+        }
+    }
+}
+
 /* ------------------------------------------------------------------------
  * CLIENT PAUSE
  * ---------------------------------------------------------------------- */

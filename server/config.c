@@ -36,6 +36,8 @@ const config_option config_table[] = {
      "Password clients must give with AUTH or HELLO before other commands (empty: none)."},
     {"aclfile", OPT_STR, "", 0, 0, NULL, false, OFF(aclfile),
      "File of ACL users (lines \"user <name> <rules...>\", as ACL LIST shows them), loaded at start and by ACL LOAD, written by ACL SAVE; empty: none (users may then come from `user` lines in this file, not both)."},
+    {"acl-pubsub-default", OPT_ENUM, "resetchannels", 0, 0, "resetchannels|allchannels", true, OFF(acl_pubsub_default),
+     "The channels a new ACL user (or selector, or a user after `reset`) may use: none (resetchannels, Redis 7's default) or all (allchannels, Redis 6's)."},
     {"acllog-max-len", OPT_INT, "128", 0, LONG_MAX, NULL, true, OFF(acllog_max_len),
      "Most entries ACL LOG keeps (denied commands, keys, channels and failed AUTHs)."},
     {"maxclients", OPT_INT, "10000", 1, 1000000, NULL, true, OFF(maxclients),

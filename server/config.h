@@ -33,6 +33,7 @@ typedef struct srv_config {
     char *requirepass;
     char *aclfile;
     long long acllog_max_len;
+    char *acl_pubsub_default;
     long long maxclients;
     long long timeout;
     long long tcp_keepalive;

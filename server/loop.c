@@ -106,6 +106,13 @@ static void loop_take_work(loop *lp)
             c != lp->running) {
             conn_close(c, "killed by CLIENT KILL");
         }
+        if (!(c->flags & CONN_CLOSING) && (atomic_load(&c->flags) & CONN_ACL_CHECK) &&
+            c != lp->running) {
+            atomic_fetch_and(&c->flags, ~(uint32_t)CONN_ACL_CHECK);
+            if (!acl_subscriptions_ok(c)) { /* Redis frees it too */
+                conn_close(c, "its user may no longer use a channel it subscribes to");
+            }
+        }
     }
 }
 

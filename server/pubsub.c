@@ -587,6 +587,22 @@ void pubsub_conn_gone(conn *c)
     inbox_forget(c);
 }
 
+bool pubsub_subscriptions_pass(conn *c, bool (*ok)(conn *c, const char *s, size_t n, bool pattern))
+{
+    bool pass = true;
+    pthread_mutex_lock(&ps.mu);
+    for (int ns = 0; ns < 2 && pass; ns++) {
+        for (int i = 0; i < c->ps_n[ns] && pass; i++) {
+            pass = ok(c, c->ps_chans[ns][i]->name, c->ps_chans[ns][i]->len, false);
+        }
+    }
+    for (int i = 0; i < c->ps_npat && pass; i++) {
+        pass = ok(c, c->ps_pats[i]->pat, c->ps_pats[i]->len, true);
+    }
+    pthread_mutex_unlock(&ps.mu);
+    return pass;
+}
+
 bool pubsub_subscribed(const conn *c)
 {
     return c->ps_n[0] + c->ps_n[1] + c->ps_npat > 0;

@@ -60,6 +60,7 @@ typedef struct pend pend;
 #define CONN_UNBLOCK 0x800 /* CLIENT UNBLOCK from another loop (CONN_UNBLOCK_ERR: ERROR) */
 #define CONN_UNBLOCK_ERR 0x1000
 #define CONN_RESUME 0x2000 /* served while blocked on keys: reads again at the round's end */
+#define CONN_ACL_CHECK 0x4000 /* its user's channels were narrowed: its loop checks its subscriptions */
 
 /* A transaction being queued (MULTI ... EXEC). */
 typedef struct multi_cmd {
@@ -352,6 +353,8 @@ void clients_block_gone(conn *c);      /* a blocked client is freed */
  * NULL/0: any); how many. */
 int server_client_kill(conn *self, const char *addr, const char *laddr, uint64_t id, bool skipme,
                        const acl_user *user);
+/* Set flag on every client of user (any loop) and wake the loops. */
+void server_clients_flag_user(const acl_user *user, uint32_t flag);
 
 /* cmd_*.c: Redis-style helpers; a handler that uses none of its arguments */
 #define UNUSED3 (void)argc, (void)argv, (void)lens
@@ -439,6 +442,9 @@ void pubsub_drain_inbox(loop *lp);     /* messages other loops queued for ours *
 void pubsub_unsubscribe_all(conn *c);  /* RESET */
 void pubsub_conn_gone(conn *c);        /* conn_free: and its queued messages */
 bool pubsub_subscribed(const conn *c); /* any channel, pattern or shard channel */
+/* Whether ok() passes each channel, shard channel and pattern (pattern
+ * true) c subscribes to; under the pub/sub lock (c's loop calls it). */
+bool pubsub_subscriptions_pass(conn *c, bool (*ok)(conn *c, const char *s, size_t n, bool pattern));
 /* MONITOR: the command c runs now, to every monitoring client. */
 void pubsub_monitor_feed(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
 void pubsub_monitor_stop(conn *c); /* RESET */

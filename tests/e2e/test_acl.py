@@ -285,6 +285,30 @@ class Permissions(AclBase):
         self.assertEqual(u.call("PSUBSCRIBE", "news.1"), NOCHAN, "a pattern must match literally")
         self.assertEqual(u.call("PSUBSCRIBE", "news.*"), [b"psubscribe", b"news.*", 1])
 
+    def test_narrowed_channels_close_subscribers(self):
+        self.setuser("u", "on", ">pw", "+@all", "~*", "resetchannels", "&a", "&b*")
+        sa = self.login("u", "pw")
+        sb = self.login("u", "pw")
+        sp = self.login("u", "pw")
+        self.assertEqual(sa.call("SUBSCRIBE", "a"), [b"subscribe", b"a", 1])
+        self.assertEqual(sb.call("SUBSCRIBE", "b1"), [b"subscribe", b"b1", 1])
+        self.assertEqual(sp.call("PSUBSCRIBE", "b*"), [b"psubscribe", b"b*", 1])
+        self.setuser("u", "resetchannels", "&a")
+        for c in (sb, sp):
+            with self.assertRaises((EOFError, ConnectionResetError)):
+                c.call("PING")
+        self.assertEqual(sa.call("PING"), [b"pong", b""])
+        self.assertEqual(self.c.call("PUBLISH", "a", "m"), 1)
+
+    def test_pubsub_default(self):
+        self.assertEqual(self.c.call("CONFIG", "GET", "acl-pubsub-default"),
+                         [b"acl-pubsub-default", b"resetchannels"])
+        self.assertEqual(self.c.call("CONFIG", "SET", "acl-pubsub-default", "allchannels"), "OK")
+        self.setuser("n")
+        self.assertEqual(pairs(self.c.call("ACL", "GETUSER", "n"))["channels"], b"&*")
+        self.setuser("n", "resetchannels", "reset")
+        self.assertIn(b"user n off sanitize-payload &* -@all", self.c.call("ACL", "LIST"))
+
     def test_selectors(self):
         self.setuser("u", "on", ">pw", "~a*", "+get", "(~b* +set)")
         u = self.login("u", "pw")
