@@ -72,10 +72,11 @@ struct acl_user {
 };
 
 typedef struct acl_log_entry {
-    uint64_t count;
+    uint64_t count, id;
     int reason, context;
     char *object, *username, *cinfo;
-    int64_t ctime_ms;
+    int64_t ctime_ms;   /* last update */
+    int64_t created_ms; /* first event */
 } acl_log_entry;
 
 static const char *const cat_names[ACLC_COUNT] = {
@@ -97,6 +98,7 @@ static struct {
     pthread_mutex_t log_mu;
     acl_log_entry **log; /* newest first */
     int nlog;
+    uint64_t log_next_id; /* entry-id of the next new entry (Redis 7.2) */
     _Atomic uint64_t denied[5]; /* per ACL_DENIED_* */
 } A = {.log_mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -1630,7 +1632,7 @@ static void log_add(conn *c, int reason, int ctx, const char *obj, size_t olen, 
 {
     conn *real = (c->flags & CONN_FAKE) && c->caller ? c->caller : c;
     sbuf ci = {0};
-    server_client_list(&ci, real, -1);
+    server_client_list(&ci, real->lp, real, -1);
     if (ci.len > 0 && ci.p[ci.len - 1] == '\n') {
         ci.len--;
     }
@@ -1661,7 +1663,8 @@ static void log_add(conn *c, int reason, int ctx, const char *obj, size_t olen, 
     e->object = xstrndup(obj, olen);
     e->username = xstrdup(uname);
     e->cinfo = xstrndup(ci.p ? ci.p : "", ci.len);
-    e->ctime_ms = now;
+    e->ctime_ms = e->created_ms = now;
+    e->id = A.log_next_id++;
     A.log = xrealloc(A.log, (size_t)(A.nlog + 1) * sizeof(*A.log));
     memmove(A.log + 1, A.log, (size_t)A.nlog * sizeof(*A.log));
     A.log[0] = e;
@@ -2405,7 +2408,7 @@ H(cmd_acl_log)
     resp_array(&c->out, (long long)count);
     for (int i = 0; i < count; i++) {
         acl_log_entry *e = A.log[i];
-        resp_map(&c->out, 7, c->proto);
+        resp_map(&c->out, 10, c->proto);
         resp_bulk(&c->out, "count", 5);
         resp_int(&c->out, (long long)e->count);
         resp_bulk(&c->out, "reason", 6);
@@ -2420,6 +2423,12 @@ H(cmd_acl_log)
         resp_double(&c->out, (double)(now - e->ctime_ms) / 1000.0, c->proto);
         resp_bulk(&c->out, "client-info", 11);
         resp_bulk(&c->out, e->cinfo, strlen(e->cinfo));
+        resp_bulk(&c->out, "entry-id", 8); /* Redis 7.2's three */
+        resp_int(&c->out, (long long)e->id);
+        resp_bulk(&c->out, "timestamp-created", 17);
+        resp_int(&c->out, (long long)e->created_ms);
+        resp_bulk(&c->out, "timestamp-last-updated", 22);
+        resp_int(&c->out, (long long)e->ctime_ms);
     }
     pthread_mutex_unlock(&A.log_mu);
 }

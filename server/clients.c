@@ -9,11 +9,47 @@
 #include "cudis_time.h"
 #include "server_internal.h"
 
-static void client_line(sbuf *out, conn *c, int64_t now)
+/* One CLIENT LIST line. direct: c is the caller's loop's (its fields
+ * are read as they are); else what c's loop published (c->pub). */
+static void client_line(sbuf *out, conn *c, int64_t now, bool direct)
 {
+    const memory_order r = memory_order_relaxed;
+    size_t qbuf, qfree, qcap, qlen, omem, mem;
+    int64_t last_ms;
+    int db, proto;
+    bool no_evict, no_touch;
+    const command *last_cmd;
+    if (direct) {
+        qbuf = c->qlen - c->qpos;
+        qfree = c->qcap - c->qlen;
+        qcap = c->qcap;
+        qlen = c->qlen;
+        omem = c->out.len - c->out_sent;
+        mem = c->qcap + c->out.cap + sizeof(*c);
+        last_ms = c->last_ms;
+        db = c->db;
+        proto = c->proto;
+        no_evict = c->no_evict;
+        no_touch = c->no_touch;
+        last_cmd = c->last_cmd;
+    } else {
+        qbuf = atomic_load_explicit(&c->pub.qbuf, r);
+        qfree = atomic_load_explicit(&c->pub.qfree, r);
+        qcap = atomic_load_explicit(&c->pub.qcap, r);
+        qlen = atomic_load_explicit(&c->pub.qlen, r);
+        omem = atomic_load_explicit(&c->pub.omem, r);
+        mem = atomic_load_explicit(&c->pub.mem, r);
+        last_ms = atomic_load_explicit(&c->pub.last_ms, r);
+        db = atomic_load_explicit(&c->pub.db, r);
+        proto = atomic_load_explicit(&c->pub.proto, r);
+        no_evict = atomic_load_explicit(&c->pub.no_evict, r);
+        no_touch = atomic_load_explicit(&c->pub.no_touch, r);
+        last_cmd = atomic_load_explicit(&c->pub.last_cmd, r);
+    }
+    uint32_t cf = atomic_load_explicit(&c->flags, r);
     char flags[16];
     size_t nf = 0;
-    if (c->flags & CONN_CLOSE_AFTER_REPLY) {
+    if (cf & CONN_CLOSE_AFTER_REPLY) {
         flags[nf++] = 'c';
     }
     int multi = atomic_load_explicit(&c->multi_len, memory_order_relaxed);
@@ -33,39 +69,38 @@ static void client_line(sbuf *out, conn *c, int64_t now)
     if (trk & TRK_BCAST) {
         flags[nf++] = 'B';
     }
-    if (c->no_evict) {
+    if (no_evict) {
         flags[nf++] = 'e';
     }
-    if (c->no_touch) {
+    if (no_touch) {
         flags[nf++] = 'T';
     }
-    if (atomic_load(&c->flags) & CONN_BLOCKED) {
+    if (cf & CONN_BLOCKED) {
         flags[nf++] = 'b';
     }
     if (nf == 0) {
         flags[nf++] = 'N';
     }
     flags[nf] = '\0';
-    const char *events = (c->flags & CONN_WRITE_WAIT) ? "rw" : "r";
+    const char *events = (cf & CONN_WRITE_WAIT) ? "rw" : "r";
     sbuf_printf(out,
                 "id=%llu addr=%s laddr=%s fd=%d name=%s age=%lld idle=%lld flags=%s db=%d sub=0 "
                 "psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
                 "rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=%s redir=%lld "
                 "resp=%d lib-name=%s lib-ver=%s\n",
                 (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
-                (long long)((now - c->ctime_ms) / 1000), (long long)((now - c->last_ms) / 1000),
-                flags, c->db, multi, c->qlen - c->qpos, c->qcap - c->qlen, c->qcap, c->qlen,
-                c->out.len - c->out_sent, c->qcap + c->out.cap + sizeof(*c), events,
-                c->last_cmd ? cmd_fullname(c->last_cmd) : "NULL", acl_user_name(c->user),
-                tracking_redirect_of(c), c->proto,
-                c->lib_name ? c->lib_name : "", c->lib_ver ? c->lib_ver : "");
+                (long long)((now - c->ctime_ms) / 1000), (long long)((now - last_ms) / 1000),
+                flags, db, multi, qbuf, qfree, qcap, qlen, omem, mem, events,
+                last_cmd ? cmd_fullname(last_cmd) : "NULL", acl_user_name(c->user),
+                tracking_redirect_of(c), proto, c->lib_name ? c->lib_name : "",
+                c->lib_ver ? c->lib_ver : "");
 }
 
-void server_client_list(sbuf *out, conn *only, long id_filter)
+void server_client_list(sbuf *out, const loop *mine, conn *only, long id_filter)
 {
     int64_t now = cudis_now_ms();
     if (only) {
-        client_line(out, only, now);
+        client_line(out, only, now, true);
         return;
     }
     for (int i = 0; i < srv.nloops; i++) {
@@ -78,7 +113,7 @@ void server_client_list(sbuf *out, conn *only, long id_filter)
             if (id_filter >= 0 && (long)c->id != id_filter) {
                 continue;
             }
-            client_line(out, c, now);
+            client_line(out, c, now, lp == mine);
         }
         pthread_mutex_unlock(&lp->lock);
     }

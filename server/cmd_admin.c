@@ -427,7 +427,7 @@ H(cmd_client_list)
                     sbuf_free(&s);
                     return;
                 }
-                server_client_list(&s, NULL, (long)v);
+                server_client_list(&s, c->lp, NULL, (long)v);
             }
             resp_verbatim(&c->out, s.p ? s.p : "", s.len, c->proto);
             sbuf_free(&s);
@@ -438,7 +438,7 @@ H(cmd_client_list)
         }
     }
     if (id != -2) {
-        server_client_list(&s, NULL, -1);
+        server_client_list(&s, c->lp, NULL, -1);
     }
     resp_verbatim(&c->out, s.p ? s.p : "", s.len, c->proto);
     sbuf_free(&s);
@@ -552,7 +552,7 @@ H(cmd_client_info)
 {
     UNUSED3;
     sbuf s = {0};
-    server_client_list(&s, c, -1);
+    server_client_list(&s, c->lp, c, -1);
     resp_verbatim(&c->out, s.p, s.len, c->proto);
     sbuf_free(&s);
 }

@@ -183,6 +183,7 @@ void conn_create(loop *lp, int fd, bool is_unix)
     c->wev = event_new(lp->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
     event_priority_set(c->rev, 0);
     event_priority_set(c->wev, 0);
+    conn_publish(c);
     pthread_mutex_lock(&lp->lock);
     c->next = lp->clients;
     if (lp->clients) {
@@ -332,6 +333,7 @@ void conn_write(conn *c)
                 c->flags |= CONN_WRITE_WAIT;
                 event_add(c->wev, NULL);
             }
+            conn_publish(c);
             return;
         } else {
             conn_close(c, "write error");
@@ -343,6 +345,7 @@ void conn_write(conn *c)
     if (c->out.cap > 1024 * 1024) {
         sbuf_free(&c->out);
     }
+    conn_publish(c);
     if (c->flags & CONN_WRITE_WAIT) {
         c->flags &= ~CONN_WRITE_WAIT;
         event_del(c->wev);
@@ -558,7 +561,25 @@ bool conn_read_once(conn *c)
     }
     process_input(c);
     after_input(c);
+    conn_publish(c);
     return n > 0;
+}
+
+void conn_publish(conn *c)
+{
+    const memory_order r = memory_order_relaxed;
+    atomic_store_explicit(&c->pub.qbuf, c->qlen - c->qpos, r);
+    atomic_store_explicit(&c->pub.qfree, c->qcap - c->qlen, r);
+    atomic_store_explicit(&c->pub.qcap, c->qcap, r);
+    atomic_store_explicit(&c->pub.qlen, c->qlen, r);
+    atomic_store_explicit(&c->pub.omem, c->out.len - c->out_sent, r);
+    atomic_store_explicit(&c->pub.mem, c->qcap + c->out.cap + sizeof(*c), r);
+    atomic_store_explicit(&c->pub.last_ms, c->last_ms, r);
+    atomic_store_explicit(&c->pub.db, c->db, r);
+    atomic_store_explicit(&c->pub.proto, c->proto, r);
+    atomic_store_explicit(&c->pub.no_evict, c->no_evict, r);
+    atomic_store_explicit(&c->pub.no_touch, c->no_touch, r);
+    atomic_store_explicit(&c->pub.last_cmd, c->last_cmd, r);
 }
 
 static void conn_read_cb(evutil_socket_t fd, short what, void *arg)

@@ -140,6 +140,16 @@ struct conn {
     bool readonly;           /* READONLY (cluster mode) */
     int64_t block_until;     /* CONN_BLOCKED: when it times out (INT64_MAX: never) */
     blk_state *blk;          /* CONN_BLOCKED on keys (BLPOP...); NULL: WAIT */
+    /* What CLIENT LIST on another loop shows of it: the fields above are
+     * its own loop's alone, so that loop publishes these after each read
+     * and write (conn_publish) */
+    struct {
+        _Atomic size_t qbuf, qfree, qcap, qlen, omem, mem;
+        _Atomic int64_t last_ms;
+        _Atomic int db, proto;
+        _Atomic bool no_evict, no_touch;
+        const command *_Atomic last_cmd;
+    } pub;
 };
 
 /* ------------------------------------------------------------------------
@@ -305,6 +315,8 @@ void conn_free(conn *c);
 /* Read once and run what arrived; false when nothing came or it closed. */
 bool conn_read_once(conn *c);
 void conn_write(conn *c);
+/* Publish what CLIENT LIST shows of c to other loops (c->pub). */
+void conn_publish(conn *c);
 /* c has something to write (or to free): on the loop's write list. */
 void conn_want_write(conn *c);
 /* False (and c closed) when c is over an output-buffer limit. */
@@ -325,7 +337,10 @@ static inline bool conn_auth_required(const conn *c)
 void conn_errorf(conn *c, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* clients.c */
-void server_client_list(sbuf *out, conn *only, long type_filter);
+/* Lines of CLIENT LIST: of `only`, else of every client (or id_filter's),
+ * written by a thread of loop `mine` (its own clients read directly,
+ * others' as they published them). */
+void server_client_list(sbuf *out, const loop *mine, conn *only, long id_filter);
 /* CLIENT PAUSE until end_ms (all commands, or those that may write; a
  * pause in force is only lengthened or made stricter), CLIENT UNPAUSE. */
 void clients_pause(int64_t end_ms, bool all);

@@ -406,6 +406,14 @@ class Log(AclBase):
             self.assertEqual(e["context"], b"toplevel")
             self.assertLess(float(e["age-seconds"]), 60)
             self.assertTrue(e["client-info"].startswith(b"id="), e["client-info"])
+        if "entry-id" not in log[0]:
+            self.assertTrue(self.srv.is_redis, "cudis shows Redis 7.2's entry-id and timestamps")
+        else:  # Redis 7.2's fields: an id per entry, created and last updated (unix ms)
+            self.assertEqual([e["entry-id"] for e in log], [2, 1, 0])
+            now = time.time() * 1000
+            for e in log:
+                self.assertLessEqual(e["timestamp-created"], e["timestamp-last-updated"])
+                self.assertLess(abs(now - e["timestamp-last-updated"]), 60000)
         self.assertEqual(len(self.c.call("ACL", "LOG", "1")), 1)
         self.assertEqual(self.c.call("ACL", "LOG", "RESET"), "OK")
         self.assertEqual(self.c.call("ACL", "LOG"), [])
@@ -636,6 +644,8 @@ class Concurrent(AclBase):
                     t.call("PING")
                 self.assertIsInstance(self.c.call("ACL", "LIST"), list)
                 self.assertIsInstance(self.c.call("ACL", "LOG", "5"), list)
+                # other loops' clients as they published themselves (TSan: no race)
+                self.assertIn(b" user=app ", self.c.call("CLIENT", "LIST"))
         finally:
             stop.set()
             for t in threads:
