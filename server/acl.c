@@ -99,6 +99,7 @@ static struct {
     acl_log_entry **log; /* newest first */
     int nlog;
     uint64_t log_next_id; /* entry-id of the next new entry (Redis 7.2) */
+    _Atomic uint64_t changes; /* users changed or denials logged (acl_changes) */
     _Atomic uint64_t denied[5]; /* per ACL_DENIED_* */
 } A = {.log_mu = PTHREAD_MUTEX_INITIALIZER};
 
@@ -129,6 +130,7 @@ static void wlock(void)
 
 static void wunlock(void)
 {
+    atomic_fetch_add(&A.changes, 1);
     for (int i = srv.nloops - 1; i >= 0; i--) {
         pthread_mutex_unlock(&srv.loops[i].acl_mu);
     }
@@ -1637,6 +1639,7 @@ static void log_add(conn *c, int reason, int ctx, const char *obj, size_t olen, 
         ci.len--;
     }
     int64_t now = cudis_now_ms();
+    atomic_fetch_add(&A.changes, 1);
     pthread_mutex_lock(&A.log_mu);
     int scan = A.nlog < 10 ? A.nlog : 10;
     for (int i = 0; i < scan; i++) {
@@ -1678,6 +1681,11 @@ static void log_add(conn *c, int reason, int ctx, const char *obj, size_t olen, 
     }
     pthread_mutex_unlock(&A.log_mu);
     sbuf_free(&ci);
+}
+
+uint64_t acl_changes(void)
+{
+    return atomic_load(&A.changes);
 }
 
 uint64_t acl_denied(int reason)

@@ -111,6 +111,9 @@ acl_user *acl_find_user(conn *c, const char *name, size_t n);
 /* INFO's acl_access_denied_* (per ACL_DENIED_*), CONFIG RESETSTAT. */
 uint64_t acl_denied(int reason);
 void acl_denied_reset(void);
+/* Grows with every change of the users and every ACL LOG entry (the fuzz
+ * target starts each input from acl_setup's state when it moved). */
+uint64_t acl_changes(void);
 /* Whether the default user is on with nopass: connections start
  * authenticated, and protected mode applies. */
 bool acl_default_open(void);

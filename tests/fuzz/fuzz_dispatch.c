@@ -30,7 +30,8 @@
  * (SWAPDB), and sent ahead of the next input on its connection, when the
  * last run needs them, CONFIG SET of each option that differs from the
  * target's value (requirepass is put back directly, so that connection
- * starts authenticated), FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH, SLOWLOG RESET
+ * starts authenticated), the ACL users and log as acl_setup makes them
+ * (when a run changed them), FLUSHALL, SCRIPT FLUSH, FUNCTION FLUSH, SLOWLOG RESET
  * and LATENCY RESET.
  */
 #include <dirent.h>
@@ -58,6 +59,7 @@ static const char FUZZ_CONF[] = "engine cpu\n"
 
 static char **saved_cfg;        /* CONFIG GET text of every option after FUZZ_CONF */
 static bool dirty_scripts;      /* the last run had a script or a function */
+static uint64_t acl_clean;      /* acl_changes() when the users were as acl_setup makes them */
 static sbuf replies;            /* what the server wrote this run */
 static bool replies_cut;        /* past REPLIES_MAX: the rest was dropped */
 #define REPLIES_MAX (64u << 20) /* beyond it, the rest is read and dropped */
@@ -112,6 +114,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
     if (acl_setup(err, sizeof(err)) != 0 || server_engine_setup() != 0) {
         exit(1);
     }
+    acl_clean = acl_changes();
     server_loops_setup();
     saved_cfg = xcalloc(config_table_len, sizeof(char *));
     for (size_t i = 0; i < config_table_len; i++) {
@@ -460,6 +463,14 @@ static void reset_state(sbuf *prefix)
             put_cmd(prefix, 4, argv);
         }
         sbuf_free(&v);
+    }
+    if (acl_changes() != acl_clean) { /* users, passwords, the log */
+        char err[256];
+        acl_teardown();
+        if (acl_setup(err, sizeof(err)) != 0) {
+            fail(err);
+        }
+        acl_clean = acl_changes();
     }
     for (int i = 0; i < CUDIS_MAX_DBS; i++) {
         atomic_store(&srv.db_map[i], (uint8_t)i);
