@@ -451,29 +451,28 @@ static void pats_add(acl_pat **p, int *n, const char *s, size_t len, uint8_t per
     (*n)++;
 }
 
+static void pats_clear(acl_pat **p, int *n)
+{
+    pats_free(*p, *n);
+    *p = NULL;
+    *n = 0;
+}
+
 /* Redis's ACLSetSelector: NULL, or why the rule is refused. */
 static const char *sel_apply(acl_sel *s, const char *op, size_t n)
 {
     if (ieq(op, n, "allkeys") || ieq(op, n, "~*")) {
         s->flags |= SEL_ALLKEYS;
-        pats_free(s->keys, s->nkeys);
-        s->keys = NULL;
-        s->nkeys = 0;
+        pats_clear(&s->keys, &s->nkeys);
     } else if (ieq(op, n, "resetkeys")) {
         s->flags &= ~SEL_ALLKEYS;
-        pats_free(s->keys, s->nkeys);
-        s->keys = NULL;
-        s->nkeys = 0;
+        pats_clear(&s->keys, &s->nkeys);
     } else if (ieq(op, n, "allchannels") || ieq(op, n, "&*")) {
         s->flags |= SEL_ALLCHANNELS;
-        pats_free(s->chans, s->nchans);
-        s->chans = NULL;
-        s->nchans = 0;
+        pats_clear(&s->chans, &s->nchans);
     } else if (ieq(op, n, "resetchannels")) {
         s->flags &= ~SEL_ALLCHANNELS;
-        pats_free(s->chans, s->nchans);
-        s->chans = NULL;
-        s->nchans = 0;
+        pats_clear(&s->chans, &s->nchans);
     } else if (ieq(op, n, "allcommands") || ieq(op, n, "+@all")) {
         memset(s->bits, 0xff, (size_t)A.nwords * sizeof(uint64_t));
         s->flags |= SEL_ALLCOMMANDS;
@@ -1788,21 +1787,13 @@ bool acl_authenticate(conn *c, const char *user, uint32_t ulen, const char *pass
 static char *load_file(const char *path, char *err, size_t errlen)
 {
     (void)err, (void)errlen;
-    FILE *f = fopen(path, "r");
-    sbuf errs = {0};
-    if (f == NULL) {
+    sbuf errs = {0}, text = {0};
+    if (!sbuf_read_file(&text, path)) {
         sbuf_printf(&errs, "Error loading ACLs, opening file '%s': %s", path, strerror(errno));
         sbuf_add(&errs, "", 1);
+        sbuf_free(&text);
         return errs.p;
     }
-    sbuf text = {0};
-    char tmp[4096];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) {
-        sbuf_add(&text, tmp, n);
-    }
-    fclose(f);
-    sbuf_add(&text, "", 1);
     acl_user **nu = NULL;
     int nn = 0;
     int lineno = 0;

@@ -613,20 +613,13 @@ int config_load_text(srv_config *c, const char *text, char *err, size_t errlen)
 
 int config_load_file(srv_config *c, const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
-    if (f == NULL) {
+    sbuf b = {0};
+    if (!sbuf_read_file(&b, path)) {
         snprintf(err, errlen, "Fatal error, can't open config file '%s': %s", path,
                  strerror(errno));
+        sbuf_free(&b);
         return -1;
     }
-    sbuf b = {0};
-    char tmp[4096];
-    size_t n;
-    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) {
-        sbuf_add(&b, tmp, n);
-    }
-    fclose(f);
-    sbuf_add(&b, "", 1);
     int rc = config_load_text(c, b.p, err, errlen);
     sbuf_free(&b);
     return rc;

@@ -436,6 +436,25 @@ void sbuf_printf(sbuf *b, const char *fmt, ...)
     b->len += (size_t)n;
 }
 
+bool sbuf_read_file(sbuf *b, const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL) {
+        return false;
+    }
+    char tmp[4096];
+    size_t n;
+    while ((n = fread(tmp, 1, sizeof(tmp), f)) > 0) {
+        sbuf_add(b, tmp, n);
+    }
+    bool ok = !ferror(f);
+    int e = errno;
+    fclose(f);
+    errno = e;
+    sbuf_add(b, "", 1);
+    return ok;
+}
+
 void sbuf_free(sbuf *b)
 {
     free(b->p);

@@ -56,6 +56,9 @@ void sbuf_add(sbuf *b, const void *data, size_t n);
 void sbuf_adds(sbuf *b, const char *s);
 void sbuf_printf(sbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void sbuf_free(sbuf *b);
+/* A whole file appended to b, and a NUL (counted in b->len): b->p is then
+ * a C string. False (errno set) when it cannot be opened or read. */
+bool sbuf_read_file(sbuf *b, const char *path);
 
 /* After big buffers were freed: have the allocator return free memory to
  * the system (glibc keeps it in its heaps otherwise; jemalloc, which
