@@ -2,8 +2,8 @@
 # Installs the Debian packages cudis needs to build, test and benchmark.
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
-PKGS=(build-essential cmake pkg-config libevent-dev libhiredis-dev libssl-dev libcriterion-dev
-      liblua5.1-0-dev lua-cjson-dev lua-bitop-dev prometheus-redis-exporter
+PKGS=(build-essential cmake pkg-config libevent-dev libhiredis-dev libcriterion-dev
+      liblua5.1-0-dev libssl-dev openssl lua-cjson-dev lua-bitop-dev prometheus-redis-exporter
       redis-server redis-tools memcached python3-redis python3-yaml gnuplot-nox procps nutcracker
       clang libclang-rt-14-dev llvm) # libFuzzer (its runtime) and llvm-symbolizer: scripts/fuzz.sh
 missing=()

@@ -342,11 +342,20 @@ static void slot_ranges(sbuf *o, const cl_node *n)
     }
 }
 
-/* One node's line of CLUSTER NODES and nodes.conf (Redis's format). */
-static void node_line(sbuf *o, const cl_node *n, bool for_file)
+/* The port client c is told for n. With tls-cluster a node's port is its
+ * TLS port and pport its plaintext one: a plaintext client gets pport
+ * (Redis 7's use_pport); c NULL (nodes.conf): the port. */
+static int client_port(const conn *c, const cl_node *n)
+{
+    return srv.cfg.tls_cluster && c != NULL && c->ssl == NULL && n->pport ? n->pport : n->port;
+}
+
+/* One node's line of CLUSTER NODES (for client c) and nodes.conf (c NULL),
+ * in Redis's format. */
+static void node_line(sbuf *o, const cl_node *n, bool for_file, const conn *c)
 {
     sbuf_add(o, n->name, CLUSTER_NAMELEN);
-    sbuf_printf(o, " %s:%d@%d", n->ip, n->port, n->cport);
+    sbuf_printf(o, " %s:%d@%d", n->ip, client_port(c, n), n->cport);
     if (n->hostname[0]) {
         sbuf_printf(o, ",%s", n->hostname);
     }
@@ -371,11 +380,11 @@ static void node_line(sbuf *o, const cl_node *n, bool for_file)
     sbuf_add(o, "\n", 1);
 }
 
-static void nodes_text(sbuf *o, bool for_file)
+static void nodes_text(sbuf *o, bool for_file, const conn *c)
 {
     for (int i = 0; i < cl.nnodes; i++) {
         if (!for_file || !(cl.nodes[i]->flags & CLN_HANDSHAKE)) {
-            node_line(o, cl.nodes[i], for_file);
+            node_line(o, cl.nodes[i], for_file, c);
         }
     }
 }
@@ -396,7 +405,7 @@ int cl_save(bool fsync_always)
 {
     const char *path = srv.cfg.cluster_config_file;
     sbuf o = {0};
-    nodes_text(&o, true);
+    nodes_text(&o, true, NULL);
     sbuf_printf(&o, "vars currentEpoch %" PRIu64 " lastVoteEpoch %" PRIu64 "\n", cl.current_epoch,
                 cl.last_vote_epoch);
     char tmp[4096];
@@ -616,11 +625,17 @@ int cluster_setup(void)
         mode_refresh(s); /* slots loaded before the myself line was read */
     }
     cl_node *me = cl.myself;
-    me->port = srv.cfg.cluster_announce_port ? (int)srv.cfg.cluster_announce_port
-                                             : (int)srv.cfg.port;
+    /* Redis's deriveAnnouncedPorts: with tls-cluster the TLS port is the
+     * node's port (and the bus's base), the plaintext one its pport */
+    int base = srv.cfg.tls_cluster ? (int)srv.cfg.tls_port : (int)srv.cfg.port;
+    me->port = base;
+    me->pport = srv.cfg.tls_cluster ? (int)srv.cfg.port : 0;
+    if (srv.cfg.cluster_announce_port) {
+        me->port = (int)srv.cfg.cluster_announce_port;
+    }
     me->cport = srv.cfg.cluster_announce_bus_port ? (int)srv.cfg.cluster_announce_bus_port
                 : srv.cfg.cluster_port                ? (int)srv.cfg.cluster_port
-                                                      : (int)srv.cfg.port + 10000;
+                                                      : base + 10000;
     if (srv.cfg.cluster_announce_ip && srv.cfg.cluster_announce_ip[0]) {
         snprintf(me->ip, sizeof(me->ip), "%s", srv.cfg.cluster_announce_ip);
     }
@@ -807,7 +822,7 @@ bool cluster_check(conn *c, const command *cmd, int argc, char **argv, uint32_t 
             int port = 0;
             if (to != NULL) {
                 snprintf(ip, sizeof(ip), "%s", to->ip);
-                port = to->port;
+                port = client_port(c, to);
             } else if (rc == RD_MOVED || rc == RD_ASK) {
                 rc = RD_UNBOUND;
             }
@@ -1009,7 +1024,7 @@ CH(cmd_cluster_nodes)
 {
     sbuf o = {0};
     cl_lock();
-    nodes_text(&o, false);
+    nodes_text(&o, false, c);
     cl_unlock();
     resp_verbatim(&c->out, o.p, o.len, c->proto);
     sbuf_free(&o);
@@ -1034,7 +1049,7 @@ static void slots_node(conn *c, const cl_node *n)
 {
     resp_array(&c->out, 4);
     resp_bulks(&c->out, n->ip);
-    resp_int(&c->out, n->port);
+    resp_int(&c->out, client_port(c, n));
     resp_bulk(&c->out, n->name, CLUSTER_NAMELEN);
     if (n->hostname[0]) {
         resp_map(&c->out, 1, c->proto);
@@ -1114,11 +1129,21 @@ CH(cmd_cluster_shards)
         }
         resp_bulks(&c->out, "nodes");
         resp_array(&c->out, 1);
-        resp_map(&c->out, n->hostname[0] ? 8 : 7, c->proto);
+        /* as Redis: with tls-cluster the plaintext port (if any) and the
+         * TLS port, both */
+        int plain = srv.cfg.tls_cluster ? n->pport : n->port;
+        int tls = srv.cfg.tls_cluster ? n->port : 0;
+        resp_map(&c->out, 6 + (n->hostname[0] != 0) + (plain != 0) + (tls != 0), c->proto);
         resp_bulks(&c->out, "id");
         resp_bulk(&c->out, n->name, CLUSTER_NAMELEN);
-        resp_bulks(&c->out, "port");
-        resp_int(&c->out, n->port);
+        if (plain != 0) {
+            resp_bulks(&c->out, "port");
+            resp_int(&c->out, plain);
+        }
+        if (tls != 0) {
+            resp_bulks(&c->out, "tls-port");
+            resp_int(&c->out, tls);
+        }
         resp_bulks(&c->out, "ip");
         resp_bulks(&c->out, n->ip);
         resp_bulks(&c->out, "endpoint");

@@ -31,11 +31,13 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/event.h>
 #include <event2/listener.h>
 #include <inttypes.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <openssl/ssl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -215,6 +217,7 @@ static void build_hdr(uint8_t *m, int type, uint32_t totlen)
     if (srv.cfg.cluster_announce_ip && srv.cfg.cluster_announce_ip[0]) {
         snprintf((char *)m + O_MYIP, CLUSTER_IPLEN, "%s", srv.cfg.cluster_announce_ip);
     }
+    put16(m + O_PPORT, (uint16_t)me->pport);
     put16(m + O_CPORT, (uint16_t)me->cport);
     put16(m + O_FLAGS, me->flags);
     m[O_STATE] = cl.ok ? 0 : 1;
@@ -230,6 +233,7 @@ static void put_gossip(uint8_t *g, const cl_node *n)
     put16(g + 94, (uint16_t)n->port);
     put16(g + 96, (uint16_t)n->cport);
     put16(g + 98, n->flags);
+    put16(g + 100, (uint16_t)n->pport);
 }
 
 /* PING, PONG or MEET with gossip about a few random nodes and every node
@@ -474,6 +478,7 @@ static void gossip_in(cl_node *sender, const uint8_t *g, int count, int64_t now)
         memcpy(n->ip, g + 48, CLUSTER_IPLEN - 1);
         n->port = get16(g + 94);
         n->cport = get16(g + 96);
+        n->pport = get16(g + 100);
         cl_node_add(n);
     }
 }
@@ -625,6 +630,7 @@ static bool process(cl_link *l, const uint8_t *m, uint32_t totlen)
             }
             n->port = get16(m + O_PORT);
             n->cport = get16(m + O_CPORT);
+            n->pport = get16(m + O_PPORT);
             cl_node_add(n);
         }
         send_ping(l, MSG_PONG);
@@ -672,9 +678,11 @@ static bool process(cl_link *l, const uint8_t *m, uint32_t totlen)
             }
         }
         if (sender != NULL) {
-            if (sender->port != get16(m + O_PORT) || sender->cport != get16(m + O_CPORT)) {
+            if (sender->port != get16(m + O_PORT) || sender->cport != get16(m + O_CPORT) ||
+                sender->pport != get16(m + O_PPORT)) {
                 sender->port = get16(m + O_PORT);
                 sender->cport = get16(m + O_CPORT);
+                sender->pport = get16(m + O_PPORT);
                 cl.dirty = true;
             }
             const uint8_t *claimed = m + O_SLOTS;
@@ -827,6 +835,31 @@ static cl_link *link_new(struct bufferevent *bev, cl_node *n, bool inbound)
     return l;
 }
 
+/* A link's bufferevent on fd (-1: to connect): over TLS with tls-cluster
+ * (an accepted link must present a certificate the CA signed, as Redis's
+ * bus requires; ours presents tls-client-cert-file, else tls-cert-file).
+ * The SSL goes with the bufferevent. NULL on failure. */
+static struct bufferevent *bus_bev_new(evutil_socket_t fd, bool outbound)
+{
+    struct event_base *base = srv.loops[0].base;
+    if (!srv.cfg.tls_cluster) {
+        return bufferevent_socket_new(base, fd, BEV_OPT_CLOSE_ON_FREE);
+    }
+    SSL *ssl = tls_bus_ssl(outbound);
+    if (ssl == NULL) {
+        return NULL;
+    }
+    struct bufferevent *bev = bufferevent_openssl_socket_new(
+        base, fd, ssl, outbound ? BUFFEREVENT_SSL_CONNECTING : BUFFEREVENT_SSL_ACCEPTING,
+        BEV_OPT_CLOSE_ON_FREE);
+    if (bev == NULL) {
+        SSL_free(ssl);
+        return NULL;
+    }
+    bufferevent_openssl_set_allow_dirty_shutdown(bev, 1);
+    return bev;
+}
+
 static void bus_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct sockaddr *sa,
                           int sl, void *arg)
 {
@@ -835,8 +868,7 @@ static void bus_accept_cb(struct evconnlistener *lis, evutil_socket_t fd, struct
     (void)sl;
     (void)arg;
     evutil_make_socket_nonblocking(fd);
-    struct bufferevent *bev =
-        bufferevent_socket_new(srv.loops[0].base, fd, BEV_OPT_CLOSE_ON_FREE);
+    struct bufferevent *bev = bus_bev_new(fd, false);
     if (bev == NULL) {
         close(fd);
         return;
@@ -860,7 +892,7 @@ static void link_connect(cl_node *n)
     if (n->ip[0] == '\0' || evutil_parse_sockaddr_port(addr, (struct sockaddr *)&ss, &sl) != 0) {
         return;
     }
-    struct bufferevent *bev = bufferevent_socket_new(srv.loops[0].base, -1, BEV_OPT_CLOSE_ON_FREE);
+    struct bufferevent *bev = bus_bev_new(-1, true);
     if (bev == NULL) {
         return;
     }
@@ -1016,7 +1048,8 @@ static int listen_one(const char *addr, int port, bool optional)
 
 int cl_bus_listen(void)
 {
-    int port = srv.cfg.cluster_port ? (int)srv.cfg.cluster_port : (int)srv.cfg.port + 10000;
+    int base = srv.cfg.tls_cluster ? (int)srv.cfg.tls_port : (int)srv.cfg.port;
+    int port = srv.cfg.cluster_port ? (int)srv.cfg.cluster_port : base + 10000;
     if (port > 65535) {
         log_msg(LL_WARNING, "Redis port number too high. Cluster communication port is 10,000 "
                             "port numbers higher than your Redis port. Your Redis port number "

@@ -716,6 +716,10 @@ static bool apply_runtime(const config_option *o, char *err, size_t errlen)
         acl_set_requirepass(srv.cfg.requirepass);
         return true;
     }
+    if (!strcmp(o->name, "tls-auth-clients")) {
+        tls_auth_update(); /* for connections accepted from now on */
+        return true;
+    }
     if (!strcmp(o->name, "maxclients")) {
         return server_fd_room(srv.cfg.maxclients, err, errlen);
     }
@@ -750,6 +754,14 @@ static bool apply_runtime(const config_option *o, char *err, size_t errlen)
         }
     }
     return true;
+}
+
+/* The tls-* options whose change rebuilds the TLS context (Redis's
+ * applyTlsCfg): once, after every option of the command is set, so that a
+ * certificate and its key change together. */
+static bool tls_rebuilds(const config_option *o)
+{
+    return !strncmp(o->name, "tls-", 4) && strcmp(o->name, "tls-auth-clients") != 0;
 }
 
 H(cmd_config_set)
@@ -801,7 +813,7 @@ H(cmd_config_set)
         char val[4096];
         snprintf(val, sizeof(val), "%.*s", (int)lens[3 + 2 * k], argv[3 + 2 * k]);
         bool ok = config_set(&srv.cfg, opts[k], val, true, err, sizeof(err)) == 0;
-        if (ok && !apply_runtime(opts[k], err, sizeof(err))) {
+        if (ok && !tls_rebuilds(opts[k]) && !apply_runtime(opts[k], err, sizeof(err))) {
             char e2[256]; /* the server cannot do it: the old value back */
             config_set(&srv.cfg, opts[k], old[k], false, e2, sizeof(e2));
             apply_runtime(opts[k], e2, sizeof(e2));
@@ -815,10 +827,25 @@ H(cmd_config_set)
         }
         done++;
     }
+    for (int k = 0; k < npairs && !failed; k++) {
+        if (tls_rebuilds(opts[k])) {
+            if (tls_reconfigure(err, sizeof(err)) != 0) { /* the old context stays */
+                log_msg(LL_WARNING,
+                        "Failed applying new configuration. Possibly related to new %s setting. "
+                        "Restoring previous settings.",
+                        opts[k]->name);
+                conn_errorf(c, "ERR CONFIG SET failed (possibly related to argument '%s') - %s",
+                            opts[k]->name, err);
+                failed = true;
+            }
+            break;
+        }
+    }
     if (failed) {
         for (int k = done - 1; k >= 0; k--) {
             config_set(&srv.cfg, opts[k], old[k] ? old[k] : "", false, err, sizeof(err));
         }
+        tls_auth_update();
     } else {
         for (int k = 0; k < npairs; k++) {
             log_msg(LL_NOTICE, "CONFIG SET %s by client id=%llu addr=%s", opts[k]->name,

@@ -38,6 +38,15 @@ typedef struct srv_config {
     long long timeout;
     long long tcp_keepalive;
     long long tcp_backlog;
+    long long tls_port;
+    char *tls_cert_file, *tls_key_file, *tls_key_file_pass;
+    char *tls_client_cert_file, *tls_client_key_file, *tls_client_key_file_pass;
+    char *tls_dh_params_file, *tls_ca_cert_file, *tls_ca_cert_dir;
+    char *tls_auth_clients;
+    bool tls_replication, tls_cluster;
+    char *tls_protocols, *tls_ciphers, *tls_ciphersuites;
+    bool tls_prefer_server_ciphers, tls_session_caching;
+    long long tls_session_cache_size, tls_session_cache_timeout;
     long long maxmemory;
     char *maxmemory_policy;
     long long lfu_log_factor;

@@ -85,6 +85,9 @@ void conn_close(conn *c, const char *why)
     event_free(c->rev);
     event_free(c->wev);
     c->rev = c->wev = NULL;
+    if (c->ssl != NULL) {
+        tls_close(c);
+    }
     close(c->fd);
     c->fd = -1;
     atomic_fetch_sub(&srv.connected, 1);
@@ -132,8 +135,9 @@ bool conn_addr_is_local(const struct sockaddr_storage *ss)
     return true; /* unix socket */
 }
 
-void conn_create(loop *lp, int fd, bool is_unix)
+void conn_create(loop *lp, int fd, int kind)
 {
+    bool is_unix = kind == CONN_KIND_UNIX;
     conn *c = xcalloc(1, sizeof(*c));
     evutil_make_socket_nonblocking(fd);
     if (!is_unix) {
@@ -183,6 +187,17 @@ void conn_create(loop *lp, int fd, bool is_unix)
     c->wev = event_new(lp->base, fd, EV_WRITE | EV_PERSIST, conn_write_cb, c);
     event_priority_set(c->rev, 0);
     event_priority_set(c->wev, 0);
+    if (kind == CONN_KIND_TLS && tls_conn_init(c) != 0) {
+        event_free(c->rev);
+        event_free(c->wev);
+        close(fd);
+        atomic_fetch_sub(&srv.connected, 1);
+        resp_parser_deinit(&c->rp);
+        tracking_conn_gone(c);
+        acl_unref(c->user);
+        free(c);
+        return;
+    }
     conn_publish(c);
     pthread_mutex_lock(&lp->lock);
     c->next = lp->clients;
@@ -198,6 +213,9 @@ void conn_create(loop *lp, int fd, bool is_unix)
 }
 
 #define QBUF_BYTES (16 * 1024) /* a connection's query buffer, and the room a read wants */
+/* A tls-port client must finish its handshake within this (Redis has no
+ * such limit; `timeout`, when set, closes it earlier as any idle client). */
+#define TLS_HANDSHAKE_MS 10000
 #define QBUF_IDLE_MS 2000      /* idle this long, a client's grown buffers go back */
 
 /* Give back what a big command grew (as Redis's cron resizes an idle
@@ -244,6 +262,10 @@ void conn_cron(conn *c, int64_t now)
     }
     if (atomic_load(&c->flags) & CONN_KILL) {
         conn_close(c, "killed by CLIENT KILL");
+        return;
+    }
+    if ((c->flags & CONN_TLS_HS) && now - c->ctime_ms > TLS_HANDSHAKE_MS) {
+        conn_close(c, "TLS handshake timed out");
         return;
     }
     if (srv.cfg.timeout > 0 && c->pending == 0 && c->out.len == c->out_sent &&
@@ -311,15 +333,20 @@ bool conn_check_obuf(conn *c)
     return true;
 }
 
+ssize_t conn_sock_write(conn *c, const char *p, size_t n)
+{
+    return c->ssl != NULL ? tls_write(c, p, n) : write(c->fd, p, n);
+}
+
 void conn_write(conn *c)
 {
-    if (c->flags & CONN_CLOSING) {
-        return;
+    if (c->flags & (CONN_CLOSING | CONN_TLS_HS)) {
+        return; /* (a handshake in progress has nothing to write yet) */
     }
     while (c->out_sent < c->out.len) {
         ssize_t n = cudis_fault(CUDIS_FAULT_WRITE)
                         ? (errno = ECONNRESET, -1)
-                        : write(c->fd, c->out.p + c->out_sent, c->out.len - c->out_sent);
+                        : conn_sock_write(c, c->out.p + c->out_sent, c->out.len - c->out_sent);
         if (n > 0) {
             c->out_sent += (size_t)n;
             STAT_ADD(c->lp->st.net_out, (uint64_t)n);
@@ -329,7 +356,7 @@ void conn_write(conn *c)
             if (!conn_check_obuf(c)) {
                 return;
             }
-            if (!(c->flags & CONN_WRITE_WAIT)) {
+            if (!(c->flags & (CONN_WRITE_WAIT | CONN_TLS_WRITE_WANTS_READ))) {
                 c->flags |= CONN_WRITE_WAIT;
                 event_add(c->wev, NULL);
             }
@@ -361,6 +388,17 @@ static void conn_write_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     conn *c = arg;
     loop *lp = c->lp;
+    if (c->flags & (CONN_TLS_HS | CONN_TLS_READ_WANTS_WRITE)) {
+        /* OpenSSL's handshake or read waited for the socket to be writable */
+        atomic_fetch_and(&c->flags, ~(uint32_t)CONN_TLS_READ_WANTS_WRITE);
+        if (c != lp->running) {
+            conn_read_once(c);
+        }
+        if (c->flags & CONN_CLOSING) {
+            loop_drain(lp);
+            return;
+        }
+    }
     conn_write(c);
     loop_drain(lp);
 }
@@ -485,14 +523,53 @@ void conn_resume(conn *c)
     after_input(c);
 }
 
+/* One read of a TLS connection into its query buffer (from qlen on, at
+ * least `cap` bytes of room): what OpenSSL already holds is taken whole
+ * (the buffer grows for it), since the socket's read event does not fire
+ * for bytes that left the kernel. As read(2). */
+static ssize_t conn_tls_read(conn *c, size_t cap)
+{
+    ssize_t n = tls_read(c, c->qbuf + c->qlen, cap);
+    size_t got = n > 0 ? (size_t)n : 0;
+    while (n > 0 && tls_has_pending(c)) {
+        if (c->qcap - c->qlen - got < QBUF_BYTES) {
+            char *nb = cudis_fault(CUDIS_FAULT_ALLOC) ? NULL : realloc(c->qbuf, c->qcap * 2);
+            if (nb == NULL) {
+                errno = ENOMEM;
+                return -1;
+            }
+            c->qbuf = nb;
+            c->qcap *= 2;
+        }
+        n = tls_read(c, c->qbuf + c->qlen + got, c->qcap - c->qlen - got);
+        if (n > 0) {
+            got += (size_t)n;
+        }
+    }
+    return got > 0 ? (ssize_t)got : n;
+}
+
 /* Read once and run what arrived. Returns false when the connection closed
  * (or holds a command for CLIENT PAUSE). Never frees a connection
  * (loop_drain does). */
 bool conn_read_once(conn *c)
 {
     loop *lp = c->lp;
-    if (c->flags & CONN_PAUSED) {
-        return false;
+    if (c->flags & (CONN_PAUSED | CONN_TLS_HS)) {
+        if (c->flags & CONN_PAUSED) {
+            return false;
+        }
+        int hs = tls_handshake(c);
+        if (hs <= 0) {
+            if (hs < 0) {
+                conn_close(c, "TLS handshake failed");
+            }
+            return false;
+        }
+        if (listen_tls_refused(c)) {
+            return false;
+        }
+        /* done: what the client sent behind its Finished is read below */
     }
     size_t want = QBUF_BYTES;
     bool busy = resp_parser_busy(&c->rp);
@@ -533,7 +610,8 @@ bool conn_read_once(conn *c)
         want = 64 * 1024;
     }
     size_t room = c->qcap - c->qlen;
-    ssize_t n = read(c->fd, c->qbuf + c->qlen, room < want ? room : want);
+    ssize_t n = c->ssl != NULL ? conn_tls_read(c, room < want ? room : want)
+                               : read(c->fd, c->qbuf + c->qlen, room < want ? room : want);
     if (n == 0) {
         conn_close(c, "client closed connection");
         return false;
@@ -593,4 +671,7 @@ static void conn_read_cb(evutil_socket_t fd, short what, void *arg)
     /* replies (and messages to subscribers) are written once per round of
      * callbacks, by loop_run, as Redis's beforeSleep does */
     conn_read_once(c);
+    if (c->flags & CONN_TLS_WRITE_WANTS_READ) {
+        conn_want_write(c); /* SSL_write waited for this */
+    }
 }

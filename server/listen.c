@@ -1,7 +1,8 @@
 /*
  * listen.c - the listeners (TCP on every bind address, a unix socket) on
  * loop 0's event base, and the checks at accept: maxclients and protected
- * mode. An accepted fd goes to a loop (loop_hand_fd).
+ * mode. An accepted fd goes to a loop (loop_hand_fd). A listener's arg is
+ * its kind (CONN_KIND_*): plaintext TCP, unix socket or TLS (tls-port).
  */
 #include <errno.h>
 #include <netdb.h>
@@ -36,7 +37,13 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
 {
     (void)l;
     (void)sl;
-    bool is_unix = arg != NULL;
+    int kind = (int)(intptr_t)arg;
+    bool is_unix = kind == CONN_KIND_UNIX;
+    /* a TLS client cannot read a plaintext refusal: over maxclients it is
+     * closed without one (Redis's write fails the same way before the
+     * handshake); protected mode refuses it after its handshake, over TLS
+     * (listen_tls_refused) */
+    bool tls = kind == CONN_KIND_TLS;
     struct sockaddr_storage ss;
     memset(&ss, 0, sizeof(ss));
     if (!is_unix) {
@@ -45,14 +52,15 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
     atomic_fetch_add(&srv.total_conns, 1);
     if (atomic_load(&srv.connected) >= srv.cfg.maxclients) {
         static const char msg[] = "-ERR max number of clients reached\r\n";
-        ssize_t w = write(fd, msg, sizeof(msg) - 1);
+        ssize_t w = tls ? 0 : write(fd, msg, sizeof(msg) - 1);
         (void)w;
         close(fd);
         atomic_fetch_add(&srv.rejected_conns, 1);
         log_msg(LL_VERBOSE, "Rejected connection: max number of clients reached");
         return;
     }
-    if (!is_unix && srv.cfg.protected_mode && acl_default_nopass() && !conn_addr_is_local(&ss)) {
+    if (!is_unix && !tls && srv.cfg.protected_mode && acl_default_nopass() &&
+        !conn_addr_is_local(&ss)) {
         ssize_t w = write(fd, DENIED_MSG, strlen(DENIED_MSG));
         (void)w;
         close(fd);
@@ -61,7 +69,21 @@ static void accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct socka
         return;
     }
     atomic_fetch_add(&srv.connected, 1);
-    loop_hand_fd(fd, is_unix);
+    loop_hand_fd(fd, kind);
+}
+
+bool listen_tls_refused(conn *c)
+{
+    if (!srv.cfg.protected_mode || (srv.cfg.requirepass != NULL && srv.cfg.requirepass[0]) ||
+        (c->flags & CONN_LOCAL)) {
+        return false;
+    }
+    sbuf_add(&c->out, DENIED_MSG, strlen(DENIED_MSG));
+    c->flags |= CONN_CLOSE_AFTER_REPLY;
+    conn_want_write(c);
+    atomic_fetch_add(&srv.rejected_conns, 1);
+    log_msg(LL_WARNING, "Rejected a non-loopback connection: protected mode, no password");
+    return true;
 }
 
 /* accept() failed for want of file descriptors (or memory): without a
@@ -161,7 +183,7 @@ int listen_socket(const char *addr, int port, bool optional, int *fd_out)
     return 0;
 }
 
-static int listen_tcp(const char *addr, int port, bool optional)
+static int listen_tcp(const char *addr, int port, bool optional, int kind)
 {
     int fd;
     if (listen_socket(addr, port, optional, &fd) != 0) {
@@ -171,13 +193,14 @@ static int listen_tcp(const char *addr, int port, bool optional)
         return 0; /* an optional address this host lacks */
     }
     struct evconnlistener *l =
-        evconnlistener_new(srv.loops[0].base, accept_cb, NULL, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+        evconnlistener_new(srv.loops[0].base, accept_cb, (void *)(intptr_t)kind,
+                           LEV_OPT_CLOSE_ON_FREE, 0, fd);
     if (l == NULL) {
         close(fd);
         return -1;
     }
     evconnlistener_set_error_cb(l, accept_error_cb);
-    srv.listener_unix[srv.nlisteners] = false;
+    srv.listener_kind[srv.nlisteners] = (uint8_t)kind;
     srv.listeners[srv.nlisteners++] = l;
     return 0;
 }
@@ -209,35 +232,51 @@ static int listen_unix(const char *path, int perm)
     }
     evutil_make_socket_nonblocking(fd);
     struct evconnlistener *l =
-        evconnlistener_new(srv.loops[0].base, accept_cb, (void *)1, LEV_OPT_CLOSE_ON_FREE, 0, fd);
+        evconnlistener_new(srv.loops[0].base, accept_cb, (void *)(intptr_t)CONN_KIND_UNIX,
+                           LEV_OPT_CLOSE_ON_FREE, 0, fd);
     if (l == NULL) {
         close(fd);
         return -1;
     }
     evconnlistener_set_error_cb(l, accept_error_cb);
-    srv.listener_unix[srv.nlisteners] = true;
+    srv.listener_kind[srv.nlisteners] = CONN_KIND_UNIX;
     srv.listeners[srv.nlisteners++] = l;
+    return 0;
+}
+
+/* A TCP listener of `kind` on port at every bind address: 0, or 1 logged. */
+static int listen_binds(int port, int kind)
+{
+    char *binds = xstrdup(srv.cfg.bind ? srv.cfg.bind : "");
+    int ok = 0;
+    for (char *a = strtok(binds, " "); a; a = strtok(NULL, " ")) {
+        bool optional = a[0] == '-';
+        if (srv.nlisteners >= (int)(sizeof(srv.listeners) / sizeof(srv.listeners[0]))) {
+            log_msg(LL_WARNING, "Too many bind addresses");
+            free(binds);
+            return 1;
+        }
+        if (listen_tcp(optional ? a + 1 : a, port, optional, kind) != 0) {
+            free(binds);
+            return 1;
+        }
+        ok++;
+    }
+    free(binds);
+    if (ok == 0) {
+        log_msg(LL_WARNING, "No bind address to listen on");
+        return 1;
+    }
     return 0;
 }
 
 int listeners_open(void)
 {
-    if (srv.cfg.port > 0) {
-        char *binds = xstrdup(srv.cfg.bind ? srv.cfg.bind : "");
-        int ok = 0;
-        for (char *a = strtok(binds, " "); a; a = strtok(NULL, " ")) {
-            bool optional = a[0] == '-';
-            if (listen_tcp(optional ? a + 1 : a, (int)srv.cfg.port, optional) != 0) {
-                free(binds);
-                return 1;
-            }
-            ok++;
-        }
-        free(binds);
-        if (ok == 0) {
-            log_msg(LL_WARNING, "No bind address to listen on");
-            return 1;
-        }
+    if (srv.cfg.port > 0 && listen_binds((int)srv.cfg.port, CONN_KIND_TCP) != 0) {
+        return 1;
+    }
+    if (srv.cfg.tls_port > 0 && listen_binds((int)srv.cfg.tls_port, CONN_KIND_TLS) != 0) {
+        return 1;
     }
     if (srv.cfg.unixsocket && srv.cfg.unixsocket[0]) {
         if (listen_unix(srv.cfg.unixsocket, (int)srv.cfg.unixsocketperm) != 0) {
@@ -277,7 +316,7 @@ void listeners_poll(void)
             evutil_make_socket_nonblocking(fd);
             evutil_make_socket_closeonexec(fd);
             accept_cb(srv.listeners[i], fd, (struct sockaddr *)&ss, (int)sl,
-                      srv.listener_unix[i] ? (void *)1 : NULL);
+                      (void *)(intptr_t)srv.listener_kind[i]);
         }
     }
 }

@@ -98,8 +98,7 @@ static void loop_take_work(loop *lp)
     clients_resume(lp); /* CLIENT UNPAUSE wakes every loop */
     clients_unblock_due(lp, cudis_now_ms()); /* and CLIENT UNBLOCK this one */
     for (int i = 0; i < nf; i++) {
-        bool is_unix = fds[i] < 0;
-        conn_create(lp, is_unix ? -fds[i] - 1 : fds[i], is_unix);
+        conn_create(lp, fds[i] >> 2, fds[i] & 3); /* fd and kind (loop_hand_fd) */
     }
     for (conn *c = lp->clients; c; c = c->next) {
         if (!(c->flags & CONN_CLOSING) && (atomic_load(&c->flags) & CONN_KILL) &&
@@ -131,21 +130,21 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* An accepted fd (on loop 0's thread) to the next loop, round robin. */
-void loop_hand_fd(int fd, bool is_unix)
+void loop_hand_fd(int fd, int kind)
 {
     loop *lp = &srv.loops[srv.rr++ % (uint64_t)srv.nloops];
     if (lp->idx == 0) {
-        conn_create(lp, fd, is_unix);
+        conn_create(lp, fd, kind);
         return;
     }
     pthread_mutex_lock(&lp->lock);
     bool full = lp->npending_fds >= 256;
     if (!full) {
-        lp->pending_fds[lp->npending_fds++] = is_unix ? -fd - 1 : fd;
+        lp->pending_fds[lp->npending_fds++] = fd << 2 | kind;
     }
     pthread_mutex_unlock(&lp->lock);
     if (full) {
-        conn_create(&srv.loops[0], fd, is_unix);
+        conn_create(&srv.loops[0], fd, kind);
         return;
     }
     loop_wake(lp);
@@ -335,7 +334,7 @@ void loop_final(loop *lp)
         struct timeval tv = {1, 0};
         setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
         while (c->out_sent < c->out.len) {
-            ssize_t n = write(c->fd, c->out.p + c->out_sent, c->out.len - c->out_sent);
+            ssize_t n = conn_sock_write(c, c->out.p + c->out_sent, c->out.len - c->out_sent);
             if (n <= 0) {
                 break;
             }

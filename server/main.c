@@ -206,6 +206,7 @@ int server_main(int argc, char **argv)
         return 1;
     }
     int rc = server_start();
+    tls_teardown(); /* every connection is freed: the contexts go */
     script_shutdown();
     function_shutdown();
     engine_destroy(srv.eng);

@@ -349,7 +349,7 @@ int server_start(void)
     event_add(srv.sig_ev[2], NULL);
     sig_chain();
 
-    if (listeners_open() != 0) {
+    if (tls_setup() != 0 || listeners_open() != 0) {
         return 1;
     }
     if (srv.cfg.cluster_enabled && cluster_setup() != 0) {
@@ -367,8 +367,8 @@ int server_start(void)
         return 1;
     }
     pidfile_write();
-    log_msg(LL_NOTICE, "Ready to accept connections tcp port=%lld io-threads=%d", srv.cfg.port,
-            srv.nloops);
+    log_msg(LL_NOTICE, "Ready to accept connections tcp port=%lld tls port=%lld io-threads=%d",
+            srv.cfg.port, srv.cfg.tls_port, srv.nloops);
     supervise_ready();
     for (int i = 1; i < srv.nloops; i++) {
         pthread_create(&srv.loops[i].tid, NULL, loop_thread, &srv.loops[i]);

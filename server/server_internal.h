@@ -60,7 +60,14 @@ typedef struct pend pend;
 #define CONN_UNBLOCK 0x800 /* CLIENT UNBLOCK from another loop (CONN_UNBLOCK_ERR: ERROR) */
 #define CONN_UNBLOCK_ERR 0x1000
 #define CONN_RESUME 0x2000 /* served while blocked on keys: reads again at the round's end */
-#define CONN_ACL_CHECK 0x4000 /* its user's channels were narrowed: its loop checks its subscriptions */
+#define CONN_TLS_HS 0x4000 /* TLS handshake not done yet (tls.c) */
+#define CONN_TLS_READ_WANTS_WRITE 0x8000  /* SSL_read waits for the socket to be writable */
+#define CONN_TLS_WRITE_WANTS_READ 0x10000 /* SSL_write waits for it to be readable */
+
+#define CONN_ACL_CHECK 0x20000 /* its user's channels were narrowed: its loop checks its subscriptions */
+
+/* What a listener accepts (conn_create, loop_hand_fd). */
+enum { CONN_KIND_TCP = 0, CONN_KIND_UNIX = 1, CONN_KIND_TLS = 2 };
 
 /* A transaction being queued (MULTI ... EXEC). */
 typedef struct multi_cmd {
@@ -89,9 +96,12 @@ typedef struct watched_key {
     bool found;
 } watched_key;
 
+struct ssl_st;
+
 struct conn {
     uint64_t id;
     int fd;
+    struct ssl_st *ssl; /* a tls-port connection's SSL (tls.c); NULL: plaintext */
     loop *lp;
     struct event *rev, *wev;
     char *qbuf;
@@ -216,7 +226,7 @@ typedef struct server {
     int nloops;
     pthread_rwlock_t eng_lock;
     struct evconnlistener *listeners[16];
-    bool listener_unix[16];
+    uint8_t listener_kind[16]; /* CONN_KIND_* */
     int nlisteners;
     struct event *sig_ev[3];
     _Atomic uint64_t next_id;
@@ -290,6 +300,10 @@ int listeners_open(void);
 void listeners_close(void);
 /* Accept what is waiting, outside the event loop (a busy script on loop 0). */
 void listeners_poll(void);
+/* Protected mode for a TLS client whose handshake just ended (Redis checks
+ * it then, and answers over TLS): true when c is refused (DENIED queued,
+ * closed once written). */
+bool listen_tls_refused(conn *c);
 
 /* loop.c */
 void loop_setup(loop *lp, int idx);
@@ -305,11 +319,12 @@ void loop_complete(loop *lp);
 void loop_drain(loop *lp);
 /* Wake the loop's thread: fds handed over, CLIENT KILL flags, shutdown. */
 void loop_wake(loop *lp);
-/* An accepted fd to a loop (round robin); called on loop 0's thread. */
-void loop_hand_fd(int fd, bool is_unix);
+/* An accepted fd (kind: CONN_KIND_*) to a loop (round robin); called on
+ * loop 0's thread. */
+void loop_hand_fd(int fd, int kind);
 
 /* conn.c */
-void conn_create(loop *lp, int fd, bool is_unix);
+void conn_create(loop *lp, int fd, int kind); /* kind: CONN_KIND_* */
 void conn_close(conn *c, const char *why); /* the socket now; the conn in loop_drain */
 void conn_free(conn *c);
 /* Read once and run what arrived; false when nothing came or it closed. */
@@ -317,6 +332,8 @@ bool conn_read_once(conn *c);
 void conn_write(conn *c);
 /* Publish what CLIENT LIST shows of c to other loops (c->pub). */
 void conn_publish(conn *c);
+/* One write of c's socket (through TLS on a tls-port connection): as write(2). */
+ssize_t conn_sock_write(conn *c, const char *p, size_t n);
 /* c has something to write (or to free): on the loop's write list. */
 void conn_want_write(conn *c);
 /* False (and c closed) when c is over an output-buffer limit. */
@@ -708,6 +725,37 @@ void keyspace_expires(const uint64_t *items, uint64_t *expires, uint64_t *avg_tt
 void info_build(sbuf *out, int argc, char **argv, uint32_t *lens);
 long long info_rss_bytes(void); /* the process's resident set */
 void stats_reset_all(void);
+
+/* tls.c: TLS on tls-port (OpenSSL). tls_setup at start builds the server's
+ * context when tls-port (or tls-cluster, tls-replication) asks for it: 0, or
+ * -1 logged (the server exits, as Redis). tls_reconfigure after CONFIG SET
+ * of tls-* options: the context built again from srv.cfg; on failure
+ * (logged) the old one stays in force and err holds Redis's reply text.
+ * tls_teardown frees the contexts at exit. */
+enum { TLS_AUTH_NO = 0, TLS_AUTH_YES, TLS_AUTH_OPTIONAL };
+int tls_setup(void);
+int tls_reconfigure(char *err, size_t errlen);
+void tls_teardown(void);
+bool tls_wanted(void);                /* tls-port, tls-cluster or tls-replication set */
+int tls_auth_parse(const char *s);    /* tls-auth-clients text -> TLS_AUTH_* */
+void tls_auth_update(void);           /* tls-auth-clients changed: for new connections */
+/* An accepted connection's SSL (c->ssl, CONN_TLS_HS set): 0, or -1 logged. */
+int tls_conn_init(conn *c);
+/* Go on with the handshake: 1 done, 0 waits for the socket (the right
+ * event armed), -1 failed (the caller closes). Never blocks. */
+int tls_handshake(conn *c);
+/* As read(2)/write(2) on c's socket (-1 with EAGAIN when OpenSSL waits for
+ * the socket either way; 0 from tls_read: the peer closed). tls_read reads
+ * records while OpenSSL holds more and cap allows; tls_has_pending: OpenSSL
+ * still holds bytes read from the socket (then the fd's event may not fire). */
+ssize_t tls_read(conn *c, char *buf, size_t cap);
+bool tls_has_pending(conn *c);
+ssize_t tls_write(conn *c, const char *buf, size_t n);
+void tls_close(conn *c); /* close_notify (best effort) and the SSL freed */
+/* tls-cluster: an SSL for a cluster bus link (outbound: from
+ * tls-client-cert-file's context when set), the peer verified against the
+ * CA both ways; NULL logged. The caller owns it. */
+struct ssl_st *tls_bus_ssl(bool outbound);
 
 /* log.c */
 enum { LL_DEBUG = 0, LL_VERBOSE, LL_NOTICE, LL_WARNING, LL_NOTHING };
