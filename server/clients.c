@@ -16,7 +16,7 @@ static void client_line(sbuf *out, conn *c, int64_t now, bool direct)
     const memory_order r = memory_order_relaxed;
     size_t qbuf, qfree, qcap, qlen, omem, mem;
     int64_t last_ms;
-    int db, proto;
+    int db, proto, fd;
     bool no_evict, no_touch;
     const command *last_cmd;
     if (direct) {
@@ -29,6 +29,7 @@ static void client_line(sbuf *out, conn *c, int64_t now, bool direct)
         last_ms = c->last_ms;
         db = c->db;
         proto = c->proto;
+        fd = c->fd;
         no_evict = c->no_evict;
         no_touch = c->no_touch;
         last_cmd = c->last_cmd;
@@ -42,6 +43,7 @@ static void client_line(sbuf *out, conn *c, int64_t now, bool direct)
         last_ms = atomic_load_explicit(&c->pub.last_ms, r);
         db = atomic_load_explicit(&c->pub.db, r);
         proto = atomic_load_explicit(&c->pub.proto, r);
+        fd = atomic_load_explicit(&c->pub.fd, r);
         no_evict = atomic_load_explicit(&c->pub.no_evict, r);
         no_touch = atomic_load_explicit(&c->pub.no_touch, r);
         last_cmd = atomic_load_explicit(&c->pub.last_cmd, r);
@@ -88,7 +90,7 @@ static void client_line(sbuf *out, conn *c, int64_t now, bool direct)
                 "psub=0 ssub=0 multi=%d qbuf=%zu qbuf-free=%zu argv-mem=0 multi-mem=0 rbs=%zu "
                 "rbp=%zu obl=0 oll=0 omem=%zu tot-mem=%zu events=%s cmd=%s user=%s redir=%lld "
                 "resp=%d lib-name=%s lib-ver=%s\n",
-                (unsigned long long)c->id, c->addr, c->laddr, c->fd, c->name ? c->name : "",
+                (unsigned long long)c->id, c->addr, c->laddr, fd, c->name ? c->name : "",
                 (long long)((now - c->ctime_ms) / 1000), (long long)((now - last_ms) / 1000),
                 flags, db, multi, qbuf, qfree, qcap, qlen, omem, mem, events,
                 last_cmd ? cmd_fullname(last_cmd) : "NULL", acl_user_name(c->user),

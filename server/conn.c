@@ -90,6 +90,7 @@ void conn_close(conn *c, const char *why)
     }
     close(c->fd);
     c->fd = -1;
+    atomic_store_explicit(&c->pub.fd, -1, memory_order_relaxed); /* CLIENT LIST elsewhere */
     atomic_fetch_sub(&srv.connected, 1);
     conn_want_write(c);
 }
@@ -655,6 +656,7 @@ void conn_publish(conn *c)
     atomic_store_explicit(&c->pub.last_ms, c->last_ms, r);
     atomic_store_explicit(&c->pub.db, c->db, r);
     atomic_store_explicit(&c->pub.proto, c->proto, r);
+    atomic_store_explicit(&c->pub.fd, c->fd, r);
     atomic_store_explicit(&c->pub.no_evict, c->no_evict, r);
     atomic_store_explicit(&c->pub.no_touch, c->no_touch, r);
     atomic_store_explicit(&c->pub.last_cmd, c->last_cmd, r);

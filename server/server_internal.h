@@ -156,7 +156,7 @@ struct conn {
     struct {
         _Atomic size_t qbuf, qfree, qcap, qlen, omem, mem;
         _Atomic int64_t last_ms;
-        _Atomic int db, proto;
+        _Atomic int db, proto, fd;
         _Atomic bool no_evict, no_touch;
         const command *_Atomic last_cmd;
     } pub;
