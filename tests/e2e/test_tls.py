@@ -533,7 +533,8 @@ class TlsClusterTest(unittest.TestCase):
             if all("cluster_state:ok" in x and "cluster_known_nodes:3" in x for x in infos):
                 break
             time.sleep(0.2)
-        self.assertTrue(all("cluster_state:ok" in x for x in infos), infos)
+        self.assertTrue(all("cluster_state:ok" in x and "cluster_known_nodes:3" in x
+                            for x in infos), infos)
         plain = Raw(nodes[0].port, False)
         # the port of the client's kind, the bus port as configured
         tls_nodes = a[0]("CLUSTER", "NODES")
