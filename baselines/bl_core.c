@@ -4,7 +4,8 @@
  * malloc chunks, plus the bucket array and this struct), max_items, lazy and
  * swept expiry, batch execution through cudis_plan_op/cudis_plan_build, scan
  * with a reverse-binary cursor, random_key, flush and statistics. The
- * replacement policy (LRU, FIFO, LFU) is a vtable (bl_policy.c). One mutex
+ * replacement policy (LRU, FIFO, LFU, SIEVE, S3-FIFO) is a vtable
+ * (bl_policy.c, bl_fifo2.c). One mutex
  * per cache guards everything.
  */
 #include <inttypes.h>
@@ -36,7 +37,7 @@ static uint64_t table_bytes(uint64_t nbuckets)
 
 static uint64_t item_charge(const bl_cache *c, uint32_t key_len, uint32_t val_len)
 {
-    return bl_malloc_size(sizeof(bl_item) + (uint64_t)key_len + val_len) + c->pol->item_extra;
+    return bl_charge(c->pol, key_len, val_len);
 }
 
 static inline const uint8_t *item_key(const bl_item *it)

@@ -1,7 +1,8 @@
 /*
  * bl_internal.h - private structures of the exact baselines: the item, the
  * cache (map + accounting + policy state) and the policy vtable that is the
- * only thing LRU, FIFO and LFU do differently. See baselines_store.h.
+ * only thing LRU, FIFO, LFU, SIEVE and S3-FIFO do differently. See
+ * baselines_store.h.
  */
 #ifndef BL_INTERNAL_H
 #define BL_INTERNAL_H
@@ -26,8 +27,22 @@ typedef struct bl_item {
     uint32_t db : 8;       /* the key's database */
     uint32_t val_len;
     uint8_t type;   /* enum cudis_type */
+    uint8_t pbits;  /* policy bits: SIEVE's visited bit; S3-FIFO's queue and counter */
     uint8_t data[]; /* key bytes, then value bytes */
 } bl_item;
+
+/* S3-FIFO's ghost queue: the hashes of keys evicted from the small queue,
+ * oldest first (a ring of entries with their sizes), and an open-addressing
+ * index of the live ones (hash -> ring sequence number). bl_fifo2.c. */
+typedef struct bl_ghost {
+    uint64_t *hash;     /* ring: key hash, 0 = removed (a hit) */
+    uint64_t *units;    /* ring: the entry's size (1, or its bytes under a byte budget) */
+    uint64_t ring_mask; /* ring capacity - 1 */
+    uint64_t first, end; /* sequence numbers: the oldest entry, one past the newest */
+    uint64_t live, units_live;
+    uint64_t *ix_hash, *ix_seq; /* index, 0 = empty slot */
+    uint64_t ix_mask;
+} bl_ghost;
 
 /* LFU: all items with one access count, most recent at head. */
 typedef struct bl_freq {
@@ -82,9 +97,16 @@ struct bl_cache {
     /* policy state */
     bl_item *head, *tail; /* LRU / FIFO list */
     bl_freq *fhead;       /* LFU: lowest count first */
+    bl_item *hand;        /* SIEVE: the next item to look at (NULL: the tail) */
+    /* S3-FIFO: head/tail above are the main queue; the small queue here */
+    bl_item *s_head, *s_tail;
+    uint64_t s_units, m_units; /* their sizes: items, or bytes under a byte budget */
+    bool s3_evicted;           /* the first eviction happened */
+    bl_ghost ghost;
 };
 
 extern const bl_policy bl_policy_lru, bl_policy_fifo, bl_policy_lfu;
+extern const bl_policy bl_policy_sieve, bl_policy_s3fifo;
 
 /* The shared core's store entry points, parameterised by policy. */
 void *bl_create(const bl_policy *pol, const engine_config *cfg, char *why, size_t why_len);
@@ -114,5 +136,16 @@ static inline uint64_t bl_malloc_size(uint64_t n)
     uint64_t s = (n + 8 + 15) & ~(uint64_t)15;
     return s < 32 ? 32 : s;
 }
+
+/* What an item of these lengths is charged under policy pol. */
+static inline uint64_t bl_charge(const bl_policy *pol, uint32_t key_len, uint32_t val_len)
+{
+    return bl_malloc_size(sizeof(bl_item) + (uint64_t)key_len + val_len) + pol->item_extra;
+}
+
+/* The policy list helpers (bl_policy.c): newest at head, prev toward it. */
+void bl_list_push_head(bl_item **head, bl_item **tail, bl_item *it);
+void bl_list_unlink(bl_item **head, bl_item **tail, bl_item *it);
+void bl_list_replace(bl_item **head, bl_item **tail, bl_item *old, bl_item *nit);
 
 #endif /* BL_INTERNAL_H */

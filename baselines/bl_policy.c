@@ -1,6 +1,8 @@
 /*
- * bl_policy.c - the three exact replacement policies (the only part of the
- * baselines that differs between LRU, FIFO and LFU) and their store ops.
+ * bl_policy.c - the three classic exact replacement policies (the only part
+ * of the baselines that differs between LRU, FIFO and LFU), the list
+ * helpers every policy uses, and the store ops of all five (SIEVE and
+ * S3-FIFO are in bl_fifo2.c).
  *
  * LRU and FIFO keep one doubly linked list, newest at head, victim at tail;
  * LRU moves a touched item to the head, FIFO leaves it. LFU keeps a list of
@@ -19,7 +21,7 @@
  * One list of items (LRU/FIFO: the cache's list; LFU: a bucket's list)
  * ---------------------------------------------------------------------- */
 
-static void list_push_head(bl_item **head, bl_item **tail, bl_item *it)
+void bl_list_push_head(bl_item **head, bl_item **tail, bl_item *it)
 {
     it->prev = NULL;
     it->next = *head;
@@ -31,7 +33,7 @@ static void list_push_head(bl_item **head, bl_item **tail, bl_item *it)
     *head = it;
 }
 
-static void list_unlink(bl_item **head, bl_item **tail, bl_item *it)
+void bl_list_unlink(bl_item **head, bl_item **tail, bl_item *it)
 {
     if (it->prev != NULL) {
         it->prev->next = it->next;
@@ -47,7 +49,7 @@ static void list_unlink(bl_item **head, bl_item **tail, bl_item *it)
 }
 
 /* nit takes old's place in the list. */
-static void list_replace(bl_item **head, bl_item **tail, bl_item *old, bl_item *nit)
+void bl_list_replace(bl_item **head, bl_item **tail, bl_item *old, bl_item *nit)
 {
     nit->prev = old->prev;
     nit->next = old->next;
@@ -70,25 +72,25 @@ static void list_replace(bl_item **head, bl_item **tail, bl_item *old, bl_item *
 
 static bool q_insert(bl_cache *c, bl_item *it)
 {
-    list_push_head(&c->head, &c->tail, it);
+    bl_list_push_head(&c->head, &c->tail, it);
     return true;
 }
 
 static void q_remove(bl_cache *c, bl_item *it)
 {
-    list_unlink(&c->head, &c->tail, it);
+    bl_list_unlink(&c->head, &c->tail, it);
 }
 
 static void q_replace(bl_cache *c, bl_item *old, bl_item *nit)
 {
-    list_replace(&c->head, &c->tail, old, nit);
+    bl_list_replace(&c->head, &c->tail, old, nit);
 }
 
 static void lru_touch(bl_cache *c, bl_item *it)
 {
     if (c->head != it) {
-        list_unlink(&c->head, &c->tail, it);
-        list_push_head(&c->head, &c->tail, it);
+        bl_list_unlink(&c->head, &c->tail, it);
+        bl_list_push_head(&c->head, &c->tail, it);
     }
 }
 
@@ -187,14 +189,14 @@ static bool lfu_insert(bl_cache *c, bl_item *it)
         return false; /* host malloc failed: the core drops the write */
     }
     it->freq = f;
-    list_push_head(&f->head, &f->tail, it);
+    bl_list_push_head(&f->head, &f->tail, it);
     return true;
 }
 
 static void lfu_remove(bl_cache *c, bl_item *it)
 {
     bl_freq *f = it->freq;
-    list_unlink(&f->head, &f->tail, it);
+    bl_list_unlink(&f->head, &f->tail, it);
     it->freq = NULL;
     freq_free_if_empty(c, f);
 }
@@ -203,7 +205,7 @@ static void lfu_replace(bl_cache *c, bl_item *old, bl_item *nit)
 {
     (void)c;
     bl_freq *f = old->freq;
-    list_replace(&f->head, &f->tail, old, nit);
+    bl_list_replace(&f->head, &f->tail, old, nit);
     nit->freq = f;
     old->freq = NULL;
 }
@@ -223,8 +225,8 @@ static void lfu_touch(bl_cache *c, bl_item *it)
             return; /* host malloc failed: the count stays (never observable otherwise) */
         }
     }
-    list_unlink(&f->head, &f->tail, it);
-    list_push_head(&g->head, &g->tail, it);
+    bl_list_unlink(&f->head, &f->tail, it);
+    bl_list_push_head(&g->head, &g->tail, it);
     it->freq = g;
     freq_free_if_empty(c, f);
 }
@@ -283,6 +285,16 @@ static void *lfu_create(const engine_config *cfg, char *why, size_t why_len)
     return bl_create(&bl_policy_lfu, cfg, why, why_len);
 }
 
+static void *sieve_create(const engine_config *cfg, char *why, size_t why_len)
+{
+    return bl_create(&bl_policy_sieve, cfg, why, why_len);
+}
+
+static void *s3fifo_create(const engine_config *cfg, char *why, size_t why_len)
+{
+    return bl_create(&bl_policy_s3fifo, cfg, why, why_len);
+}
+
 #define BL_OPS(NAME, DESC)                                                                         \
     {                                                                                              \
         .name = #NAME, .description = DESC, .concurrent = false, .create = NAME##_create,          \
@@ -298,3 +310,7 @@ const engine_store_ops fifo_store_ops =
     BL_OPS(fifo, "exact FIFO host cache (hash map + insertion list, one lock)");
 const engine_store_ops lfu_store_ops =
     BL_OPS(lfu, "exact LFU host cache (hash map + O(1) frequency buckets, one lock)");
+const engine_store_ops sieve_store_ops =
+    BL_OPS(sieve, "exact SIEVE host cache (hash map + FIFO list, visited bits, a hand, one lock)");
+const engine_store_ops s3fifo_store_ops =
+    BL_OPS(s3fifo, "exact S3-FIFO host cache (small, main and ghost FIFOs, one lock)");

@@ -43,7 +43,8 @@ static const engine_row engine_rows[] = {
     {"gpu", NULL, "this build has no CUDA engine (nvcc not found or CUDA disabled at build time)"},
 #endif
     {"lru", &lru_store_ops, NULL},  {"fifo", &fifo_store_ops, NULL},
-    {"lfu", &lfu_store_ops, NULL},  {"null", &null_store_ops, NULL},
+    {"lfu", &lfu_store_ops, NULL},  {"sieve", &sieve_store_ops, NULL},
+    {"s3fifo", &s3fifo_store_ops, NULL}, {"null", &null_store_ops, NULL},
 };
 
 #define N_ROWS (sizeof(engine_rows) / sizeof(engine_rows[0]))
@@ -55,7 +56,7 @@ static const char *const engine_name_list[] = {
 #if CUDIS_ENGINE_HAVE_GPU
     "gpu",
 #endif
-    "lru", "fifo", "lfu", "null", "auto", NULL,
+    "lru", "fifo", "lfu", "sieve", "s3fifo", "null", "auto", NULL,
 };
 
 const char *const *engine_names(void)

@@ -2,7 +2,7 @@
  * engine.h - the one interface the server and the benchmarks use to reach a
  * store. Engines are created by name from a registry: "cpu" (the CCHT in host
  * memory), "gpu" (the CCHT in device memory, where built and usable), "lru",
- * "fifo", "lfu" (exact baselines), "null" (stores nothing, answers miss) and
+ * "fifo", "lfu", "sieve", "s3fifo" (exact baselines), "null" (stores nothing, answers miss) and
  * "auto" (gpu when a usable CUDA device is found, else cpu).
  *
  * All operations are batches (cudis_op.h). engine_execute() may be called

@@ -270,7 +270,8 @@ bool server_fd_room(long long clients, char *err, size_t errlen)
 
 static bool is_baseline(const char *eng)
 {
-    return !strcmp(eng, "lru") || !strcmp(eng, "fifo") || !strcmp(eng, "lfu");
+    return !strcmp(eng, "lru") || !strcmp(eng, "fifo") || !strcmp(eng, "lfu") ||
+           !strcmp(eng, "sieve") || !strcmp(eng, "s3fifo");
 }
 
 int server_policy(const char *name, const char *eng, uint32_t *code, char *err, size_t errlen)
@@ -307,9 +308,16 @@ const char *server_policy_shown(void)
         return "noeviction";
     }
     if (is_baseline(eng) && strcmp(p, "noeviction") != 0) {
-        return !strcmp(eng, "lru")   ? "allkeys-lru"
-               : !strcmp(eng, "lfu") ? "allkeys-lfu"
-                                     : "allkeys-fifo";
+        static const char *const shown[][2] = {{"lru", "allkeys-lru"},
+                                               {"lfu", "allkeys-lfu"},
+                                               {"fifo", "allkeys-fifo"},
+                                               {"sieve", "allkeys-sieve"},
+                                               {"s3fifo", "allkeys-s3fifo"}};
+        for (size_t i = 0; i < sizeof(shown) / sizeof(shown[0]); i++) {
+            if (!strcmp(eng, shown[i][0])) {
+                return shown[i][1];
+            }
+        }
     }
     return p;
 }

@@ -38,6 +38,8 @@ static const eng_param conf_engines[] = {
     {"lru", CAP_STORES | CAP_EXACT, 1},
     {"fifo", CAP_STORES | CAP_EXACT, 1},
     {"lfu", CAP_STORES | CAP_EXACT, 1},
+    {"sieve", CAP_STORES | CAP_EXACT, 1},
+    {"s3fifo", CAP_STORES | CAP_EXACT, 1},
     {"null", 0, 1},
     /* sharded: keys split over four stores by hash slot (engine_shards.c) */
     {"cpu", CAP_STORES, 4},
