@@ -147,7 +147,7 @@ static void usage(FILE *f)
         "    latest:s=0.99,insert=0.05            YCSB 'latest': reads favour new keys\n"
         "  Default: every .keys and .bin file in the trace dir.\n"
         "\n"
-        "  -e, --engines LIST     engines (default lru,fifo,lfu,cpu4,cpu8,cpu16); cpuN = the\n"
+        "  -e, --engines LIST     engines (default lru,fifo,lfu,sieve,s3fifo,cpu4,cpu8,cpu16); cpuN = the\n"
         "                         CCHT with N ways; any registry name works (%s);\n"
         "                         NAME@POLICY evicts by a maxmemory-policy (cpu8@allkeys-random)\n"
         "  -f, --fractions LIST   capacity in objects as fractions of the trace's unique keys:\n"
@@ -175,13 +175,15 @@ static void usage(FILE *f)
         "  -q, --quiet            no progress line on stderr\n"
         "  -h, --help\n"
         "\n"
-        "In -e, modelW[s][e] is a reference model of the CCHT policy (sim_model.h): W\n"
-        "ways, s = the CCHT's stamp slack, e = insert into the emptier bucket, cN = N\n"
-        "candidate buckets (default 2). Hit ratio only, no timed runs.\n"
+        "In -e, modelW[s][e][cN][qP][g] is a reference model of the CCHT policy\n"
+        "(sim_model.h): W ways, s = the CCHT's stamp slack, e = insert into the emptier\n"
+        "bucket, cN = N candidate buckets (default 2), qP = quick demotion (a new key\n"
+        "starts P%% of the victims' age old), g = a ghost of keys evicted before a hit.\n"
+        "Hit ratio only, no timed runs.\n"
         "\n"
         "Exit status: 0; 2 when a reference hit ratio (../shared/traces/README.md) was\n"
         "not reproduced; 1 on errors.\n",
-        "lru fifo lfu cpu gpu null auto", CUDIS_SOURCE_DIR, CUDIS_SOURCE_DIR);
+        "lru fifo lfu sieve s3fifo cpu gpu null auto", CUDIS_SOURCE_DIR, CUDIS_SOURCE_DIR);
 }
 
 static int split(char *s, char **parts, int max)
@@ -247,7 +249,8 @@ static int parse_opts(int argc, char **argv, sim_opts *o)
         {NULL, 0, NULL, 0},
     };
     memset(o, 0, sizeof(*o));
-    static const char *const def_engines[] = {"lru", "fifo", "lfu", "cpu4", "cpu8", "cpu16"};
+    static const char *const def_engines[] = {"lru",  "fifo", "lfu",  "sieve",
+                                               "s3fifo", "cpu4", "cpu8", "cpu16"};
     for (size_t i = 0; i < sizeof(def_engines) / sizeof(def_engines[0]); i++) {
         parse_engine(def_engines[i], &o->engines[o->nengines++]);
     }
@@ -458,19 +461,14 @@ static void run_row(const sim_opts *o, const sim_trace *t, sim_engine_spec *es, 
         return;
     }
 
-    uint32_t mways;
-    bool mslack, memptier;
-    uint32_t mchoices;
-    if (sim_model_parse(es->label, &mways, &mslack, &memptier, &mchoices)) {
+    sim_model_cfg mc = {.capacity = capacity, .seed = o->seed};
+    bool mslack;
+    if (sim_model_parse(es->label, &mc, &mslack)) {
         if (bytes_mode) {
             snprintf(r->error, sizeof(r->error), "the model counts objects, not bytes");
             return;
         }
-        sim_model_cfg mc = {.capacity = capacity,
-                            .ways = mways,
-                            .seed = o->seed,
-                            .emptier = memptier,
-                            .choices = mchoices};
+        uint32_t mways = mc.ways;
         uint64_t slots = (capacity + mways - 1) / mways * mways;
         mc.slack = mslack ? sim_model_ccht_slack(slots) : 0;
         progress_begin("%s cap %llu %s (model)", t->name, (unsigned long long)capacity, es->label);

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack, bool *emptier,
-                     uint32_t *choices)
+bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
 {
     if (strncmp(label, "model", 5) != 0) {
         return false;
@@ -18,22 +17,39 @@ bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack, bool *
     if (end == label + 5 || w == 0 || w > 64) {
         return false;
     }
-    *ccht_slack = false;
-    *emptier = false;
-    *choices = 2;
+    bool slack = false, emptier = false, ghost = false, freq = false;
+    uint32_t choices = 2, demote = 0;
     for (; *end != '\0'; end++) {
         if (*end == 'c' && end[1] >= '2' && end[1] <= '4') {
-            *choices = (uint32_t)(end[1] - '0');
+            choices = (uint32_t)(end[1] - '0');
             end++;
+        } else if (*end == 'q') {
+            char *e2;
+            unsigned long p = strtoul(end + 1, &e2, 10);
+            if (e2 == end + 1 || p == 0 || p > 99) {
+                return false;
+            }
+            demote = (uint32_t)p;
+            end = e2 - 1;
         } else if (*end == 's') {
-            *ccht_slack = true;
+            slack = true;
         } else if (*end == 'e') {
-            *emptier = true;
+            emptier = true;
+        } else if (*end == 'g') {
+            ghost = true;
+        } else if (*end == 'f') {
+            freq = true;
         } else {
             return false;
         }
     }
-    *ways = (uint32_t)w;
+    *ccht_slack = slack;
+    cfg->ways = (uint32_t)w;
+    cfg->emptier = emptier;
+    cfg->choices = choices;
+    cfg->demote = demote;
+    cfg->ghost = ghost;
+    cfg->freq = freq;
     return true;
 }
 
@@ -56,15 +72,21 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
     }
     uint64_t *keys = malloc(nb * W * sizeof(uint64_t));
     uint64_t *stamps = malloc(nb * W * sizeof(uint64_t));
-    uint8_t *used = calloc(nb * W, 1);
-    if (keys == NULL || stamps == NULL || used == NULL) {
+    uint8_t *used = calloc(nb * W, 1); /* 1: an item; 2: one not hit since it came */
+    uint64_t ng = cfg->ghost ? nb * W : 0;
+    uint8_t *cnt = calloc(nb * W, 1); /* freq: hits, at most 3 */
+    uint16_t *ghost = ng ? calloc(ng, sizeof(uint16_t)) : NULL;
+    if (keys == NULL || stamps == NULL || used == NULL || cnt == NULL || (ng && ghost == NULL)) {
+        free(cnt);
         free(keys);
         free(stamps);
         free(used);
+        free(ghost);
         return -1;
     }
     int64_t hits = 0;
     uint64_t items = 0;
+    double victim_age = (double)cfg->capacity; /* exponential average, 1/64 per eviction */
     for (size_t i = 0; i < t->n; i++) {
         uint64_t clock = i + 1;
         uint64_t key = t->keys[i];
@@ -92,9 +114,13 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
             for (uint32_t w = 0; w < W; w++) {
                 uint64_t s = b[k] * W + w;
                 if (used[s] && keys[s] == key) {
-                    if (clock - stamps[s] > cfg->slack) {
+                    if (clock - stamps[s] > cfg->slack || used[s] == 2) {
                         stamps[s] = clock;
                     }
+                    if (used[s] == 1 && cnt[s] < 3) {
+                        cnt[s]++;
+                    }
+                    used[s] = 1;
                     hit = true;
                     break;
                 }
@@ -136,25 +162,58 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
         }
         if (slot < 0) {
             uint64_t oldest = UINT64_MAX;
-            for (int k = 0; k < nbk; k++) {
-                for (uint32_t w = 0; w < W; w++) {
-                    uint64_t s = b[k] * W + w;
-                    if (stamps[s] < oldest) {
-                        oldest = stamps[s];
-                        slot = (int64_t)s;
+            for (;;) {
+                oldest = UINT64_MAX;
+                for (int k = 0; k < nbk; k++) {
+                    for (uint32_t w = 0; w < W; w++) {
+                        uint64_t s = b[k] * W + w;
+                        if (stamps[s] < oldest) {
+                            oldest = stamps[s];
+                            slot = (int64_t)s;
+                        }
                     }
                 }
+                if (!cfg->freq || cnt[slot] == 0) {
+                    break;
+                }
+                cnt[slot]--; /* CLOCK: a second chance per hit */
+                stamps[slot] = clock;
+            }
+            victim_age += ((double)(clock - oldest) - victim_age) / 64.0;
+            if (ng && used[slot] == 2) {
+                uint64_t g = sim_mix64(keys[slot] ^ cfg->seed ^ 0x5bd1e995ull);
+                ghost[fastrange(g, ng)] = (uint16_t)(g >> 48 | 1);
             }
         } else {
             items++;
         }
+        uint64_t stamp = clock;
         used[slot] = 1;
+        cnt[slot] = 0;
+        if (cfg->demote != 0) {
+            bool known = false;
+            if (ng) {
+                uint64_t g = sim_mix64(key ^ cfg->seed ^ 0x5bd1e995ull);
+                uint64_t gi = fastrange(g, ng);
+                if (ghost[gi] == (uint16_t)(g >> 48 | 1)) {
+                    known = true;
+                    ghost[gi] = 0;
+                }
+            }
+            if (!known) {
+                uint64_t head = (uint64_t)(victim_age * cfg->demote / 100.0);
+                stamp = clock > head ? clock - head : 0;
+                used[slot] = 2;
+            }
+        }
         keys[slot] = key;
-        stamps[slot] = clock;
+        stamps[slot] = stamp;
     }
     free(keys);
     free(stamps);
     free(used);
+    free(ghost);
+    free(cnt);
     if (items_out != NULL) {
         *items_out = items;
     }

@@ -11,6 +11,18 @@
  * else evicts the slot with the
  * oldest stamp of the two buckets. The clock ticks once per request; 64-bit
  * stamps (no wrap). Single-threaded, one request at a time.
+ *
+ * Beyond LRU (what-ifs for the in-bucket policies, `demote` and `ghost`):
+ * quick demotion stamps a new key as if it were already `demote`% of the
+ * recent victims' age old (an exponential average of the age of evicted
+ * slots), so a key nobody asks for again leaves after the rest of that age,
+ * while a hit stamps it with the clock as LRU does (S3-FIFO's small queue,
+ * at bucket scale). The ghost remembers keys evicted before any hit: a
+ * direct-mapped array of 16-bit tags, one per slot; a new key whose tag is
+ * there enters with the clock's stamp (S3-FIFO's ghost queue). `freq`
+ * counts hits after the first (at most 3): the oldest slot of the pair,
+ * when it has some, loses one and is stamped with the clock instead of
+ * going (S3-FIFO's main queue, a CLOCK with 2-bit counters).
  */
 #ifndef SIM_MODEL_H
 #define SIM_MODEL_H
@@ -27,14 +39,20 @@ typedef struct sim_model_cfg {
     uint64_t seed;     /* hash seed */
     bool emptier;      /* insert into the emptier bucket (else: b1 first, then b2) */
     uint32_t choices;  /* candidate buckets per key (0 = 2; at most 4) */
+    uint32_t demote;   /* quick demotion: a new key's head start in % of the victims' age */
+    bool ghost;        /* remember keys evicted before a hit (16-bit tags) */
+    bool freq;         /* CLOCK in the pair: the oldest slot with hits gets a second chance */
 } sim_model_cfg;
 
-/* Parse a label "modelW[s][e]": W ways; s = the CCHT's stamp slack rule
- * (slots/256, at most 1024; else 0); e = a free slot goes into the emptier
- * of the two buckets (else b1 first); cN = N candidate buckets (2..4, a
- * what-if: the CCHT has 2). Returns true for a model label. */
-bool sim_model_parse(const char *label, uint32_t *ways, bool *ccht_slack, bool *emptier,
-                     uint32_t *choices);
+/* Parse a label "modelW[s][e][cN][qP][g][f]" into cfg's ways, emptier,
+ * choices, demote, ghost and freq (the rest of cfg is left alone): W ways; s =
+ * the CCHT's stamp slack rule (slots/256, at most 1024; else 0: *ccht_slack
+ * says which); e = a free slot goes into the emptier of the two buckets
+ * (else b1 first); cN = N candidate buckets (2..4, a what-if: the CCHT has
+ * 2); qP = quick demotion by P% (1..99); g = the ghost; f = the counters.
+ * Returns true for a
+ * model label. */
+bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack);
 
 /* The slack the CCHT uses for a table of `slots` slots. */
 uint32_t sim_model_ccht_slack(uint64_t slots);

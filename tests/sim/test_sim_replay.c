@@ -150,14 +150,18 @@ Test(sim_replay, model_with_one_bucket_is_lru, .timeout = 60)
     hits = sim_model_run(&t, &mc, NULL);
     cr_assert_lt(llabs(hits - (int64_t)r.hits), (long long)(t.n / 100), "within 1 point of LRU");
 
-    uint32_t w, c;
-    bool s, e;
-    cr_assert(sim_model_parse("model8", &w, &s, &e, &c));
-    cr_assert(w == 8 && !s && !e && c == 2);
-    cr_assert(sim_model_parse("model16sec3", &w, &s, &e, &c));
-    cr_assert(w == 16 && s && e && c == 3);
-    cr_assert_not(sim_model_parse("model", &w, &s, &e, &c));
-    cr_assert_not(sim_model_parse("cpu8", &w, &s, &e, &c));
-    cr_assert_not(sim_model_parse("model8x", &w, &s, &e, &c));
+    sim_model_cfg p = {0};
+    bool s;
+    cr_assert(sim_model_parse("model8", &p, &s));
+    cr_assert(p.ways == 8 && !s && !p.emptier && p.choices == 2 && p.demote == 0 && !p.ghost);
+    cr_assert(sim_model_parse("model16sec3", &p, &s));
+    cr_assert(p.ways == 16 && s && p.emptier && p.choices == 3);
+    cr_assert(sim_model_parse("model8eq75g", &p, &s));
+    cr_assert(p.ways == 8 && !s && p.emptier && p.demote == 75 && p.ghost);
+    cr_assert_not(sim_model_parse("model", &p, &s));
+    cr_assert_not(sim_model_parse("cpu8", &p, &s));
+    cr_assert_not(sim_model_parse("model8x", &p, &s));
+    cr_assert_not(sim_model_parse("model8q", &p, &s));
+    cr_assert_not(sim_model_parse("model8q100", &p, &s));
     sim_trace_free(&t);
 }
