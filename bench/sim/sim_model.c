@@ -17,7 +17,7 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
     if (end == label + 5 || w == 0 || w > 64) {
         return false;
     }
-    bool slack = false, emptier = false, ghost = false, freq = false;
+    bool slack = false, emptier = false, ghost = false, freq = false, adapt = false;
     uint32_t choices = 2, demote = 0;
     for (; *end != '\0'; end++) {
         if (*end == 'c' && end[1] >= '2' && end[1] <= '4') {
@@ -39,6 +39,8 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
             ghost = true;
         } else if (*end == 'f') {
             freq = true;
+        } else if (*end == 'a') {
+            adapt = true;
         } else {
             return false;
         }
@@ -50,7 +52,8 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
     cfg->demote = demote;
     cfg->ghost = ghost;
     cfg->freq = freq;
-    return true;
+    cfg->adapt = adapt && ghost && demote != 0;
+    return adapt == cfg->adapt;
 }
 
 uint32_t sim_model_ccht_slack(uint64_t slots)
@@ -61,6 +64,16 @@ uint32_t sim_model_ccht_slack(uint64_t slots)
 static inline uint64_t fastrange(uint64_t h, uint64_t n)
 {
     return (uint64_t)(((unsigned __int128)h * n) >> 64);
+}
+
+/* A ghost tag: 15 bits of hash g and bit 0 set (valid); under adapt, bit 1
+ * says the key was evicted after a hit (14 bits of hash then). */
+static inline uint16_t ghost_tag(uint64_t g, bool adapt, bool was_hit)
+{
+    if (!adapt) {
+        return (uint16_t)(g >> 48 | 1u);
+    }
+    return (uint16_t)((g >> 48 & ~3ull) | (was_hit ? 2u : 0u) | 1u);
 }
 
 int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *items_out)
@@ -87,6 +100,7 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
     int64_t hits = 0;
     uint64_t items = 0;
     double victim_age = (double)cfg->capacity; /* exponential average, 1/64 per eviction */
+    double demote = cfg->demote;               /* adapt: moves within 5..95 */
     for (size_t i = 0; i < t->n; i++) {
         uint64_t clock = i + 1;
         uint64_t key = t->keys[i];
@@ -180,9 +194,9 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
                 stamps[slot] = clock;
             }
             victim_age += ((double)(clock - oldest) - victim_age) / 64.0;
-            if (ng && used[slot] == 2) {
+            if (ng && (used[slot] == 2 || cfg->adapt)) {
                 uint64_t g = sim_mix64(keys[slot] ^ cfg->seed ^ 0x5bd1e995ull);
-                ghost[fastrange(g, ng)] = (uint16_t)(g >> 48 | 1);
+                ghost[fastrange(g, ng)] = ghost_tag(g, cfg->adapt, used[slot] != 2);
             }
         } else {
             items++;
@@ -195,13 +209,19 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
             if (ng) {
                 uint64_t g = sim_mix64(key ^ cfg->seed ^ 0x5bd1e995ull);
                 uint64_t gi = fastrange(g, ng);
-                if (ghost[gi] == (uint16_t)(g >> 48 | 1)) {
+                uint16_t mask = cfg->adapt ? (uint16_t)~2u : (uint16_t)~0u;
+                if ((ghost[gi] & mask) == ghost_tag(g, cfg->adapt, false)) {
                     known = true;
+                    if (cfg->adapt) {
+                        /* evicted before a hit: demote less; after: more */
+                        demote += ghost[gi] & 2u ? 1.0 : -1.0;
+                        demote = demote < 5.0 ? 5.0 : demote > 95.0 ? 95.0 : demote;
+                    }
                     ghost[gi] = 0;
                 }
             }
             if (!known) {
-                uint64_t head = (uint64_t)(victim_age * cfg->demote / 100.0);
+                uint64_t head = (uint64_t)(victim_age * demote / 100.0);
                 stamp = clock > head ? clock - head : 0;
                 used[slot] = 2;
             }

@@ -42,15 +42,17 @@ typedef struct sim_model_cfg {
     uint32_t demote;   /* quick demotion: a new key's head start in % of the victims' age */
     bool ghost;        /* remember keys evicted before a hit (16-bit tags) */
     bool freq;         /* CLOCK in the pair: the oldest slot with hits gets a second chance */
+    bool adapt;        /* demote moves: -1 point per ghost hit of a key evicted before a hit,
+                        * +1 per one evicted after (the ghost then keeps both) */
 } sim_model_cfg;
 
-/* Parse a label "modelW[s][e][cN][qP][g][f]" into cfg's ways, emptier,
- * choices, demote, ghost and freq (the rest of cfg is left alone): W ways; s =
+/* Parse a label "modelW[s][e][cN][qP][g][f][a]" into cfg's ways, emptier,
+ * choices, demote, ghost, freq and adapt (the rest of cfg is left alone): W ways; s =
  * the CCHT's stamp slack rule (slots/256, at most 1024; else 0: *ccht_slack
  * says which); e = a free slot goes into the emptier of the two buckets
  * (else b1 first); cN = N candidate buckets (2..4, a what-if: the CCHT has
- * 2); qP = quick demotion by P% (1..99); g = the ghost; f = the counters.
- * Returns true for a
+ * 2); qP = quick demotion by P% (1..99); g = the ghost; f = the counters;
+ * a = P adapts (needs q and g). Returns true for a
  * model label. */
 bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack);
 
