@@ -9,7 +9,11 @@ and no (also changed by CONFIG SET); CONFIG SET tls-cert-file/tls-key-file
 (new connections see the new certificate, old ones go on), a missing file
 or a key that does not match refused with Redis's error while the old
 context stays; a bad certificate at start (the server exits 1 with the
-reason in its log); tls-protocols TLSv1.3 refusing a TLSv1.2 client; a
+reason in its log); tls-protocols TLSv1.3 refusing a TLSv1.2 client; an
+encrypted key with tls-key-file-pass (a wrong one: exit 1); tls-ca-cert-dir
+instead of the file; tls-dh-params-file with a DHE suite (a file without DH
+parameters: exit 1); tls-session-caching resuming a TLSv1.2 session, and
+not with "no"; a
 client that stops mid-handshake does not stall the others and is closed by
 `timeout` (Redis's idle timeout applies to it), and by cudis's own 10 s
 handshake limit without `timeout` (Redis has none: checked on cudis only);
@@ -321,6 +325,73 @@ class TlsTest(unittest.TestCase):
         self.assertEqual(s.version(), "TLSv1.2")
         self.assertEqual(ping_raw(s), b"+PONG\r\n")
         s.close()
+
+    def exits_with_tls_error(self, *extra):
+        """A server started with extra stops at once: exit 1, Redis's words in its log."""
+        srv = TlsServer(extra=extra, wait=False)
+        try:
+            self.assertEqual(srv.proc.wait(20), 1)
+            self.assertIn("Failed to configure TLS", srv.log_text())
+        finally:
+            if srv.proc.poll() is None:
+                srv.proc.kill()
+                srv.proc.wait()
+            shutil.rmtree(srv.dir, ignore_errors=True)
+
+    def test_encrypted_key(self):
+        enc = cert("server-enc.key")
+        openssl("pkey", "-in", cert("server.key"), "-aes256", "-passout", "pass:s3cret",
+                "-out", enc)
+        srv = self.start("--tls-key-file", enc, "--tls-key-file-pass", "s3cret")
+        self.assertTrue(srv.client().ping())
+        self.assertEqual(peer_cn(srv.tls_port), "server")
+        self.exits_with_tls_error("--tls-key-file", enc, "--tls-key-file-pass", "wrong")
+
+    def test_ca_cert_dir(self):
+        d = os.path.join(CERTS, "cadir")
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(cert("ca.crt"), d)
+        openssl("rehash", d)  # the hash-named links OpenSSL looks certificates up by
+        srv = self.start("--tls-ca-cert-file", "", "--tls-ca-cert-dir", d)
+        self.assertEqual(srv.client().config_get("tls-ca-cert-dir")["tls-ca-cert-dir"], d)
+        self.assertTrue(srv.client().ping())
+        with self.assertRaises((redis.ConnectionError, ssl.SSLError, OSError)):
+            srv.client(certfile="rogue").ping()  # its CA is not in the folder
+
+    def test_dh_params_file(self):
+        dh = cert("dh.pem")
+        openssl("genpkey", "-genparam", "-algorithm", "DH", "-pkeyopt", "group:ffdhe2048",
+                "-out", dh)
+        srv = self.start("--tls-dh-params-file", dh, "--tls-protocols", "TLSv1.2",
+                         "--tls-ciphers", "DHE-RSA-AES128-GCM-SHA256")
+        ctx = ssl_context(maximum=ssl.TLSVersion.TLSv1_2)
+        ctx.set_ciphers("DHE-RSA-AES128-GCM-SHA256")
+        with ctx.wrap_socket(socket.create_connection(("127.0.0.1", srv.tls_port),
+                                                      timeout=10)) as s:
+            self.assertEqual(s.cipher()[0], "DHE-RSA-AES128-GCM-SHA256")
+            self.assertEqual(ping_raw(s), b"+PONG\r\n")
+        self.exits_with_tls_error("--tls-dh-params-file", cert("ca.crt"))  # not DH parameters
+
+    def test_session_caching(self):
+        ctx = ssl_context(maximum=ssl.TLSVersion.TLSv1_2)  # a session resumes in its context
+
+        def reused(port, session=None):
+            raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+            with ctx.wrap_socket(raw, session=session) as s:
+                self.assertEqual(ping_raw(s), b"+PONG\r\n")
+                return s.session_reused, s.session
+
+        srv = self.start()  # tls-session-caching yes by default
+        first, session = reused(srv.tls_port)
+        self.assertFalse(first)
+        self.assertTrue(reused(srv.tls_port, session)[0], "the server resumed the session")
+        off = self.start("--tls-session-caching", "no")
+        first, session = reused(off.tls_port)
+        try:
+            self.assertFalse(reused(off.tls_port, session)[0], "no cache: no resumption")
+        except ssl.SSLError:
+            pass  # redis-server 7.0 answers the offer with an alert (no session id context)
+        self.assertFalse(reused(off.tls_port)[0])  # and serves new handshakes on
 
     def stuck_clients(self, srv):
         """One client connected and silent, one that sent half a ClientHello."""
