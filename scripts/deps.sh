@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the Debian packages cudis needs to build, test and benchmark.
+# Installs the Debian packages cudis needs to build, test and benchmark, and
+# the npm packages of the e2e tests (tests/e2e/node).
 # Idempotent: does nothing (and needs no network) when all are present.
 set -euo pipefail
 PKGS=(build-essential cmake pkg-config libevent-dev libhiredis-dev libcriterion-dev
@@ -20,4 +21,19 @@ fi
 # and benchmarks start their own on free ports, so stop those if running.
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
   systemctl stop redis-server memcached prometheus-redis-exporter nutcracker >/dev/null 2>&1 || true
+fi
+# Node.js clients the e2e tests drive (tests/e2e/node: ioredis), from the npm
+# registry at the versions package-lock.json pins; Debian's nodejs and npm
+# when the machine has no node/npm of its own.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  echo "deps: installing nodejs npm"
+  SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
+NODE_DIR="$(cd "$(dirname "$0")/.." && pwd)/tests/e2e/node"
+if ! cmp -s "$NODE_DIR/package-lock.json" "$NODE_DIR/node_modules/.cudis-lock"; then
+  echo "deps: npm ci in tests/e2e/node"
+  npm ci --prefix "$NODE_DIR" --no-audit --no-fund --loglevel=error >/dev/null
+  cp "$NODE_DIR/package-lock.json" "$NODE_DIR/node_modules/.cudis-lock"
 fi

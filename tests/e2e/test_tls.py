@@ -2,8 +2,8 @@
 """test_tls.py - TLS on tls-port, as Redis 7 serves it. The test makes its
 own certificates with the openssl tool (a CA, two server certificates, a
 client certificate, and a client certificate from a CA the server does not
-trust) and checks, with redis-py (ssl=True), redis-cli --tls and Python's
-ssl module: commands, a long pipeline and an 8 MB value both ways; TLS
+trust) and checks, with redis-py (ssl=True), redis-cli --tls, ioredis
+(tests/e2e/node, installed by scripts/deps.sh) and Python's ssl module: commands, a long pipeline and an 8 MB value both ways; TLS
 beside the plaintext port and alone (port 0); tls-auth-clients yes, optional
 and no (also changed by CONFIG SET); CONFIG SET tls-cert-file/tls-key-file
 (new connections see the new certificate, old ones go on), a missing file
@@ -29,6 +29,7 @@ import os
 import shutil
 import signal
 import socket
+import json
 import ssl
 import subprocess
 import sys
@@ -232,6 +233,21 @@ class TlsTest(unittest.TestCase):
         subprocess.run(base + ["SET", "cli", "yes"], capture_output=True, timeout=20, check=True)
         out = subprocess.run(base + ["GET", "cli"], capture_output=True, timeout=20)
         self.assertEqual(out.stdout, b"yes\n")
+
+    def test_ioredis(self):
+        node_dir = os.path.join(os.path.dirname(os.path.abspath(__file__)), "node")
+        self.assertTrue(os.path.isdir(os.path.join(node_dir, "node_modules", "ioredis")),
+                        "ioredis is not installed: run scripts/deps.sh")
+        srv = self.start()
+        env = dict(os.environ, PORT=str(srv.tls_port), CA=cert("ca.crt"),
+                   CERT=cert("client.crt"), KEY=cert("client.key"))
+        out = subprocess.run(["node", os.path.join(node_dir, "ioredis_tls.js")], env=env,
+                             capture_output=True, timeout=60)
+        self.assertEqual(out.returncode, 0, out.stderr.decode("utf-8", "replace"))
+        got = json.loads(out.stdout)
+        self.assertEqual(got, {"ping": "PONG", "set": "OK", "get": "v", "big": True,
+                               "pipeline_last": 2000, "pipeline_errors": 0, "hset": 2,
+                               "hgetall": {"a": "1", "b": "2"}, "mget": ["v", None]})
 
     def test_port_zero(self):
         srv = self.start(plain=False)
