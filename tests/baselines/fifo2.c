@@ -6,35 +6,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "../engine/tutil.h"
-
-static engine *open_items(const char *name, uint64_t max_items)
-{
-    engine_config cfg;
-    engine_config_default(&cfg);
-    cfg.max_items = max_items;
-    char why[256];
-    engine *e = engine_create(name, &cfg, why, sizeof(why));
-    cr_assert_not_null(e, "%s", why);
-    return e;
-}
-
-static void set(engine *e, const char *k)
-{
-    tres r = T_SET(e, k, k);
-    cr_assert_eq(r.r.status, CUDIS_OK);
-}
-
-static bool present(engine *e, const char *k)
-{
-    tres r = t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, k, NULL, 0, 0); /* no touch */
-    return (r.r.flags & CUDIS_R_FOUND) != 0;
-}
-
-static void get(engine *e, const char *k)
-{
-    T_GET(e, k);
-}
+#include "butil.h"
 
 static void expect(engine *e, const char *k, bool want)
 {

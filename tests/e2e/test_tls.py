@@ -316,16 +316,7 @@ class TlsTest(unittest.TestCase):
     def test_bad_certificate_at_start(self):
         for bad in (["--tls-cert-file", cert("missing.crt")],
                     ["--tls-key-file", cert("server2.key")]):
-            srv = TlsServer(extra=bad, wait=False)
-            try:
-                rc = srv.proc.wait(20)
-                self.assertEqual(rc, 1)
-                self.assertIn("Failed to configure TLS", srv.log_text())
-            finally:
-                if srv.proc.poll() is None:
-                    srv.proc.kill()
-                    srv.proc.wait()
-                shutil.rmtree(srv.dir, ignore_errors=True)
+            self.exits_with_tls_error(*bad)
 
     def test_protocols(self):
         srv = self.start("--tls-protocols", "TLSv1.3")
