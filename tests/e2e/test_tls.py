@@ -21,7 +21,8 @@ plaintext RESP sent to the TLS port gets the connection closed, the server
 lives on; protected mode refusing a client from 127.0.0.2 after its
 handshake, over TLS; many TLS clients at once (cudis with io-threads 4) while CONFIG SET
 swaps the certificate; tls-cluster: three nodes over a TLS bus, each client
-told the ports of its own kind.
+told the ports of its own kind, and a cluster made and checked by
+`redis-cli --tls --cluster create/check`, driven with `redis-cli --tls -c`.
 Run by ctest (label e2e); validated first against Debian's redis-server:
   /usr/bin/python3 test_tls.py --server PATH   (or CUDIS_E2E_SERVER=...)
 """
@@ -651,6 +652,51 @@ class TlsClusterTest(unittest.TestCase):
         for c in a:
             c.close()
         plain.close()
+
+    def test_redis_cli_cluster_tls(self):
+        """redis-cli --tls --cluster create / check and -c over a TLS bus."""
+        nodes = []
+        for _ in range(3):
+            cport = e2e_server.free_port()
+            srv = TlsServer(extra=("--cluster-enabled", "yes", "--tls-cluster", "yes",
+                                   "--cluster-port", str(cport), "--cluster-config-file",
+                                   "{dir}/nodes.conf", "--cluster-node-timeout", "5000"))
+            self.addCleanup(lambda s=srv: self.assertEqual(s.stop(), 0))
+            nodes.append(srv)
+        cli = ["redis-cli", "--tls", "--cacert", cert("ca.crt"), "--cert", cert("client.crt"),
+               "--key", cert("client.key")]
+        out = subprocess.run(cli + ["--cluster", "create"] +
+                             ["127.0.0.1:%d" % n.tls_port for n in nodes] + ["--cluster-yes"],
+                             capture_output=True, timeout=120)
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        self.assertIn(b"[OK] All 16384 slots covered.", out.stdout)
+        check = None
+        end = time.time() + 60
+        while time.time() < end:
+            check = subprocess.run(cli + ["--cluster", "check", "127.0.0.1:%d" % nodes[0].tls_port],
+                                   capture_output=True, timeout=60)
+            if check.returncode == 0 and b"[OK] All nodes agree about slots configuration." \
+                    in check.stdout:
+                break
+            time.sleep(0.5)
+        self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+        self.assertIn(b"[OK] All nodes agree about slots configuration.", check.stdout)
+        self.assertIn(b"[OK] All 16384 slots covered.", check.stdout)
+        conns = [Raw(n.tls_port, True) for n in nodes]
+        end = time.time() + 60
+        while time.time() < end and not all(
+                "cluster_state:ok" in x("CLUSTER", "INFO") for x in conns):
+            time.sleep(0.2)
+        self.assertTrue(all("cluster_state:ok" in x("CLUSTER", "INFO") for x in conns))
+        for x in conns:
+            x.close()
+        c = cli + ["-c", "-p", str(nodes[0].tls_port)]
+        for k in ("a", "b", "c", "k"):  # slots 15495, 3300, 7365, 7629: all three nodes
+            subprocess.run(c + ["SET", k, "v-" + k], capture_output=True, timeout=20, check=True)
+        for k in ("a", "b", "c", "k"):
+            got = subprocess.run(cli + ["-c", "-p", str(nodes[2].tls_port), "GET", k],
+                                 capture_output=True, timeout=20)
+            self.assertEqual(got.stdout, ("v-%s\n" % k).encode())
 
 
 if __name__ == "__main__":
