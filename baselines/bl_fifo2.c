@@ -165,7 +165,11 @@ static bool ghost_rebuild(bl_ghost *g, uint64_t ring)
         free(nh), free(nu), free(xh), free(xs);
         return false;
     }
-    bl_ghost n = {.hash = nh, .units = nu, .ring_mask = ring - 1, .ix_hash = xh, .ix_seq = xs,
+    bl_ghost n = {.hash = nh,
+                  .units = nu,
+                  .ring_mask = ring - 1,
+                  .ix_hash = xh,
+                  .ix_seq = xs,
                   .ix_mask = ix - 1};
     for (uint64_t s = g->first; s < g->end; s++) {
         uint64_t h = g->hash[s & g->ring_mask];
@@ -262,9 +266,9 @@ static void ghost_add(bl_ghost *g, uint64_t h, uint64_t u, uint64_t cap)
  * S3-FIFO
  * ---------------------------------------------------------------------- */
 
-#define S3_SMALL 4u    /* pbits: in the small queue */
-#define S3_FREQ 3u     /* pbits: the counter */
-#define S3_TO_MAIN 2u  /* hits in S that move an item to M */
+#define S3_SMALL 4u   /* pbits: in the small queue */
+#define S3_FREQ 3u    /* pbits: the counter */
+#define S3_TO_MAIN 2u /* hits in S that move an item to M */
 #define S3_SMALL_PCT 10u
 #define S3_GHOST_PCT 90u
 

@@ -42,8 +42,8 @@ static const engine_row engine_rows[] = {
 #else
     {"gpu", NULL, "this build has no CUDA engine (nvcc not found or CUDA disabled at build time)"},
 #endif
-    {"lru", &lru_store_ops, NULL},  {"fifo", &fifo_store_ops, NULL},
-    {"lfu", &lfu_store_ops, NULL},  {"sieve", &sieve_store_ops, NULL},
+    {"lru", &lru_store_ops, NULL},       {"fifo", &fifo_store_ops, NULL},
+    {"lfu", &lfu_store_ops, NULL},       {"sieve", &sieve_store_ops, NULL},
     {"s3fifo", &s3fifo_store_ops, NULL}, {"null", &null_store_ops, NULL},
 };
 

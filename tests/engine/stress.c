@@ -75,8 +75,8 @@ int main(void)
 #define S_BATCH 48
 #define S_ROUNDS 250
 
-static const char *const stress_engines[] = {"lru",  "fifo", "lfu", "sieve", "s3fifo",
-                                             "cpu",  "gpu",  "null", NULL};
+static const char *const stress_engines[] = {"lru", "fifo", "lfu",  "sieve", "s3fifo",
+                                             "cpu", "gpu",  "null", NULL};
 
 typedef struct sctx {
     engine *e;
