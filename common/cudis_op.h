@@ -155,7 +155,10 @@ enum cudis_type {
  * Expired items always go first, whatever the policy. With none to evict,
  * a write of a new key fails with CUDIS_E_FULL (reads and deletes work on).
  * The LFU ones rank by Redis's logarithmic access counter with decay
- * (lfu-log-factor, lfu-decay-time). */
+ * (lfu-log-factor, lfu-decay-time). allkeys-cudis is cudis's own, beside
+ * Redis's: recency with quick demotion of keys not read since they came, a
+ * ghost of such keys and two-bit reuse counters, inside the CCHT's bucket
+ * pair (S3-FIFO's ideas at bucket scale; cuckoo/ccht_bucket.h). */
 enum cudis_policy {
     CUDIS_POL_ALLKEYS_LRU = 0, /* the least recently used (the default) */
     CUDIS_POL_NOEVICTION,      /* none */
@@ -165,6 +168,7 @@ enum cudis_policy {
     CUDIS_POL_VOLATILE_TTL,    /* the one with the nearest expiry */
     CUDIS_POL_ALLKEYS_LFU,     /* the least frequently used */
     CUDIS_POL_VOLATILE_LFU,    /* the least frequently used of those with an expiry */
+    CUDIS_POL_ALLKEYS_CUDIS,   /* recency, one-hit wonders first (cudis's own) */
     CUDIS_POL__COUNT
 };
 

@@ -323,7 +323,7 @@ int ccht_execute(ccht *t, cudis_batch *b)
             x.key = b->in + op->key_off;
             x.arg = b->in + op->val_off;
             x.res = &b->res[i];
-            ccht_env_place(&x, base, seed, i);
+            ccht_env_place(&x, base, n, seed, i);
             if (!ccht_op_is_read(op) || !ccht_exec_read(T, &x, &ring[i % CCHT_PIPE], &ty)) {
                 ccht_exec_write(T, &x, &ring[i % CCHT_PIPE], &ty);
             }
@@ -1021,7 +1021,7 @@ static uint64_t rs_wanted(const ccht *t)
     }
     uint32_t pol = ccht_policy_of(&t->T);
     bool evicts_any = pol == CUDIS_POL_ALLKEYS_LRU || pol == CUDIS_POL_ALLKEYS_LFU ||
-                      pol == CUDIS_POL_ALLKEYS_RANDOM;
+                      pol == CUDIS_POL_ALLKEYS_RANDOM || pol == CUDIS_POL_ALLKEYS_CUDIS;
     if (evicts_any && n % 2 == 0 && n / 2 >= t->min_buckets && (double)items <= 0.4 * slots &&
         rs_held(slots / 2, slot_bytes, avail, avg) > 1.02 * now) {
         return n / 2;

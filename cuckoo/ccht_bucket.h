@@ -752,14 +752,112 @@ CUDIS_HD static inline uint32_t ccht_lfu_access(uint32_t s, uint32_t now_min, ui
     return (now_min << 8) | c;
 }
 
+/* ------------------------------------------------------------------------
+ * allkeys-cudis: recency with quick demotion, a ghost and reuse counters,
+ * inside the bucket pair (S3-FIFO's small queue, ghost queue and CLOCK main
+ * queue, at the scale of one insert's 2 x ways candidates; bench/sim's
+ * model "model8eq90lgf" is the same policy written independently).
+ *
+ * A slot's stamp is still its item's last access (bits 31..3: the clock
+ * with its low three bits cleared, so OBJECT IDLETIME and the clamp work as
+ * under LRU) plus two fields in the low bits:
+ *     bit 2     NEW: not read since it came (set when a key is inserted,
+ *               cleared by its first hit)
+ *     bits 1..0 reuse counter: hits after the first, at most 3
+ * Victim choice in a full pair: each slot's age, a NEW one's plus
+ * CCHT_CUDIS_DEMOTE% of the pair's oldest age (a key nobody read again
+ * leaves long before the pair's LRU tail would: one-hit wonders go first),
+ * the greatest loses; when it has reuse left, it gives one up and is
+ * re-stamped as just used instead (a second chance), and the choice runs
+ * again. A NEW item evicted leaves a ghost: 16 bits (valid bit + its 15-bit
+ * fingerprint) at way fp % ways of its bucket's ghost array, in the bucket's
+ * padding, so the policy costs no memory. A key inserted whose ghost is in
+ * one of its buckets was evicted too early: it comes in without NEW. Ghost
+ * words are read and written only under the pair lock.
+ * ---------------------------------------------------------------------- */
+
+#define CCHT_CUDIS_LOW 7u     /* the stamp bits the policy keeps */
+#define CCHT_CUDIS_NEW 4u     /* not read since it came */
+#define CCHT_CUDIS_CNT 3u     /* reuse counter: hits after the first */
+#define CCHT_CUDIS_DEMOTE 90u /* a NEW item's head start, % of the pair's oldest age */
+#define CCHT_GHOST_VALID 0x8000u
+
+CUDIS_HD static inline bool ccht_policy_cudis(uint32_t policy)
+{
+    return policy == CUDIS_POL_ALLKEYS_CUDIS;
+}
+
+/* Age of a cudis stamp at clock now (the policy bits are not time). */
+CUDIS_HD static inline uint32_t ccht_cudis_age(uint32_t now, uint32_t stamp)
+{
+    return ccht_age(now & ~CCHT_CUDIS_LOW, stamp & ~CCHT_CUDIS_LOW);
+}
+
+/* The stamp of a key inserted at clock now (`known`: its ghost was found). */
+CUDIS_HD static inline uint32_t ccht_cudis_new(uint32_t now, bool known)
+{
+    return (now & ~CCHT_CUDIS_LOW) | (known ? 0u : CCHT_CUDIS_NEW);
+}
+
+/* Stamp s after a hit at clock now: a NEW item's first hit clears NEW, a
+ * later one counts (at most 3). The time moves only when s is older than
+ * `slack` ticks (or was NEW), as ccht_touch does. */
+CUDIS_HD static inline uint32_t ccht_cudis_hit(uint32_t s, uint32_t now, uint32_t slack)
+{
+    if (s & CCHT_CUDIS_NEW) {
+        return now & ~CCHT_CUDIS_LOW;
+    }
+    uint32_t c = s & CCHT_CUDIS_CNT;
+    c += c < CCHT_CUDIS_CNT ? 1u : 0u;
+    uint32_t t = ccht_cudis_age(now, s) > slack ? now : s;
+    return (t & ~CCHT_CUDIS_LOW) | c;
+}
+
+/* The ghost array of bucket b (ways 16-bit words after the stamps). */
+CUDIS_HD static inline uint16_t *ccht_bkt_ghost(const ccht_view *v, uint64_t b)
+{
+    return (uint16_t *)(ccht_bkt(v, b) + CCHT_BKT_GHOST_OFF(v->ways));
+}
+
+/* Remember the evicted NEW item of slot word `word`, in bucket b. */
+CUDIS_HD static inline void ccht_ghost_put(const ccht_view *v, uint64_t b, uint64_t word)
+{
+    uint32_t fp = ccht_slot_fp(word);
+    ccht_bkt_ghost(v, b)[fp & (v->ways - 1)] = (uint16_t)(CCHT_GHOST_VALID | fp);
+}
+
+/* Whether a key with these candidates left a ghost (forgetting it). */
+CUDIS_HD static inline bool ccht_ghost_take(const ccht_view *v, const ccht_hkey *hk)
+{
+    uint16_t tag = (uint16_t)(CCHT_GHOST_VALID | hk->fp);
+    for (int i = 0; i < 2; i++) {
+        uint16_t *g = ccht_bkt_ghost(v, i == 0 ? hk->b1 : hk->b2) + (hk->fp & (v->ways - 1));
+        if (*g == tag) {
+            *g = 0;
+            return true;
+        }
+    }
+    return false;
+}
+
 /* How cold a slot's stamp makes its item for victim choice (higher goes
  * first): its age under the LRU-ranked policies, 255 - its counter under
- * the LFU ones. */
+ * the LFU ones. allkeys-cudis (the memory path's samples, which have no
+ * pair): a NEW item's age counts 100 / (100 - CCHT_CUDIS_DEMOTE) times, so
+ * it goes before an older one once it is that fraction of its age, the
+ * rule ccht_pick_cudis applies against the pair's oldest. */
 CUDIS_HD static inline uint32_t ccht_coldness(uint32_t policy, uint32_t decay_time, uint32_t stamp,
                                               uint32_t now_stamp, int64_t now_ms)
 {
     if (ccht_policy_lfu(policy)) {
         return 255u - ccht_lfu_count(stamp, ccht_lfu_minutes(now_ms), decay_time);
+    }
+    if (ccht_policy_cudis(policy)) {
+        uint64_t a = ccht_cudis_age(now_stamp, stamp);
+        if (stamp & CCHT_CUDIS_NEW) {
+            a = a * 100u / (100u - CCHT_CUDIS_DEMOTE);
+        }
+        return a < UINT32_MAX ? (uint32_t)a : UINT32_MAX;
     }
     return ccht_age(now_stamp, stamp);
 }
@@ -790,6 +888,60 @@ CUDIS_HD static inline bool ccht_policy_prefers(uint32_t policy, uint32_t age, i
     case CUDIS_POL_VOLATILE_RANDOM: return false;
     case CUDIS_POL_VOLATILE_TTL: return exp < best_exp;
     default: return age > best_age;
+    }
+}
+
+/* allkeys-cudis's victim in a full pair of nb buckets (see above); under
+ * the pair lock. Gives second chances (re-stamps) on the way. Each round
+ * but the last takes one reuse from a slot, so it ends; a bound keeps
+ * readers' concurrent hits from stretching it. */
+CUDIS_HD static inline void ccht_pick_cudis(const ccht_view *v, const ccht_hkey *hk, uint32_t nb,
+                                            uint32_t now, ccht_loc *loc)
+{
+    uint32_t n = nb * v->ways;
+    /* Ages from the pair's youngest stamp when it is ahead of ours: ops of
+     * one batch run in any order on the device (and on several host
+     * threads), so a slot may hold a later op's stamp; counted from ours
+     * every such key would look brand new. One op at a time: no change. */
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t st = cudis_load_relaxed_u32(
+            ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2, k % v->ways));
+        int32_t ahead = (int32_t)((st & ~CCHT_CUDIS_LOW) - (now & ~CCHT_CUDIS_LOW));
+        if (ahead > 0) {
+            now += (uint32_t)ahead;
+        }
+    }
+    for (uint32_t round = 0;; round++) {
+        uint32_t oldest = 0;
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t a = ccht_cudis_age(
+                now, cudis_load_relaxed_u32(ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2,
+                                                           k % v->ways)));
+            oldest = a > oldest ? a : oldest;
+        }
+        uint64_t head = (uint64_t)oldest * CCHT_CUDIS_DEMOTE / 100u;
+        uint32_t best_st = cudis_load_relaxed_u32(ccht_bkt_stamp(v, hk->b1, 0));
+        uint64_t best = ccht_cudis_age(now, best_st) + (best_st & CCHT_CUDIS_NEW ? head : 0);
+        loc->bucket = hk->b1;
+        loc->way = 0;
+        for (uint32_t k = 1; k < n; k++) {
+            uint64_t b = k < v->ways ? hk->b1 : hk->b2;
+            uint32_t w = k % v->ways;
+            uint32_t st = cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w));
+            uint64_t eff = ccht_cudis_age(now, st) + (st & CCHT_CUDIS_NEW ? head : 0);
+            if (eff > best) {
+                best = eff;
+                best_st = st;
+                loc->bucket = b;
+                loc->way = w;
+            }
+        }
+        loc->word = cudis_load_relaxed_u64(ccht_bkt_slot(v, loc->bucket, loc->way));
+        if ((best_st & CCHT_CUDIS_CNT) == 0 || round >= 3 * n) {
+            return;
+        }
+        cudis_store_relaxed_u32(ccht_bkt_stamp(v, loc->bucket, loc->way),
+                                (now & ~CCHT_CUDIS_LOW) | ((best_st & CCHT_CUDIS_CNT) - 1u));
     }
 }
 
@@ -841,6 +993,10 @@ CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *h
     }
     if (policy == CUDIS_POL_NOEVICTION) {
         return CCHT_VICTIM_NONE;
+    }
+    if (ccht_policy_cudis(policy)) {
+        ccht_pick_cudis(v, hk, (uint32_t)nb, now_stamp, loc);
+        return CCHT_VICTIM_LRU;
     }
     /* the random policies start at a place drawn from the key and the clock */
     uint32_t n = (uint32_t)nb * v->ways;
@@ -906,7 +1062,9 @@ CUDIS_HD static inline void ccht_bkt_clamp(const ccht_view *v, uint64_t b, uint3
         uint32_t *s = ccht_bkt_stamp(v, b, w);
         uint32_t old = cudis_load_relaxed_u32(s);
         if (ccht_age(now, old) > CCHT_AGE_CLAMP) {
-            (void)cudis_cas_u32(s, old, now - CCHT_AGE_CLAMP);
+            /* allkeys-cudis's bits stay (under LRU: 7 ticks at most, at 2^29) */
+            uint32_t to = ((now - CCHT_AGE_CLAMP) & ~CCHT_CUDIS_LOW) | (old & CCHT_CUDIS_LOW);
+            (void)cudis_cas_u32(s, old, to);
         }
     }
 }

@@ -63,6 +63,7 @@ typedef struct ccht_env {
                         * (the fixed-width row gets of the device API) */
     int64_t now_ms;
     uint32_t stamp; /* this op's recency stamp (low bits of the logical clock) */
+    uint32_t stamp_end; /* its batch's last op's: no op of the batch stamps later */
     uint32_t shard; /* allocator shard */
     uint64_t seed;  /* the batch's randomness (ccht_batch_seed) */
     uint64_t index; /* the op's index in its batch */
@@ -78,11 +79,13 @@ CUDIS_HD static inline uint64_t ccht_batch_seed(uint64_t c0, uint64_t c1)
     return cudis_mix64(c1 ^ 0x94d049bb133111ebull, c0 + 1);
 }
 
-/* Fill the parts of x that depend on the op's place: op i of a batch whose
- * clock starts at `base`. */
-CUDIS_HD static inline void ccht_env_place(ccht_env *x, uint64_t base, uint64_t seed, uint64_t i)
+/* Fill the parts of x that depend on the op's place: op i of a batch of n
+ * ops whose clock starts at `base`. */
+CUDIS_HD static inline void ccht_env_place(ccht_env *x, uint64_t base, uint64_t n, uint64_t seed,
+                                           uint64_t i)
 {
     x->stamp = (uint32_t)(base + i + 1);
+    x->stamp_end = (uint32_t)(base + n);
     x->shard = (uint32_t)(base + i);
     x->seed = seed;
     x->index = i;
@@ -102,11 +105,16 @@ CUDIS_HD static inline uint64_t *ccht_env_rng(ccht_env *x)
 
 /* The stamp an op leaves on its key's slot: the op's clock under the
  * LRU-ranked policies; under the LFU ones the counter after one more
- * access (old: the slot's stamp before; NULL for a new key). */
+ * access; under allkeys-cudis the clock with its bits after one more
+ * access, or NEW (old: the slot's stamp before; NULL for a new key). */
 CUDIS_HD static inline uint32_t ccht_op_stamp(const ccht_table *T, const ccht_env *x,
                                               const uint32_t *old)
 {
-    if (!ccht_policy_lfu(ccht_policy_of(T))) {
+    uint32_t pol = ccht_policy_of(T);
+    if (ccht_policy_cudis(pol)) {
+        return old == 0 ? ccht_cudis_new(x->stamp, false) : ccht_cudis_hit(*old, x->stamp, 0);
+    }
+    if (!ccht_policy_lfu(pol)) {
         return x->stamp;
     }
     uint32_t now_min = ccht_lfu_minutes(x->now_ms);
@@ -123,13 +131,15 @@ CUDIS_HD static inline uint32_t ccht_op_stamp(const ccht_table *T, const ccht_en
 CUDIS_HD static inline void ccht_touch_op(const ccht_table *T, const ccht_env *x, uint64_t b,
                                           uint32_t way, uint32_t slack)
 {
-    if (!ccht_policy_lfu(ccht_policy_of(T))) {
+    uint32_t pol = ccht_policy_of(T);
+    if (!ccht_policy_lfu(pol) && !ccht_policy_cudis(pol)) {
         ccht_touch(&T->v, b, way, x->stamp, slack);
         return;
     }
     uint32_t *s = ccht_bkt_stamp(&T->v, b, way);
     uint32_t old = cudis_load_relaxed_u32(s);
-    uint32_t now = ccht_op_stamp(T, x, &old);
+    uint32_t now = ccht_policy_cudis(pol) ? ccht_cudis_hit(old, x->stamp, slack)
+                                          : ccht_op_stamp(T, x, &old);
     if (now != old) {
         cudis_store_relaxed_u32(s, now);
     }
@@ -285,7 +295,7 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
             if (ccht_policy_lfu(ccht_policy_of(T))) {
                 res->num = ccht_lfu_count(st, ccht_lfu_minutes(x->now_ms), ccht_lfu_decay_of(T));
             } else if (x->op->flags & CUDIS_F_STAMP) {
-                res->num = st;
+                res->num = ccht_policy_cudis(ccht_policy_of(T)) ? st & ~CCHT_CUDIS_LOW : st;
             }
         }
         if (plan.touch && cur.found) {
@@ -423,6 +433,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
 
         /* Where a written value goes: in place, a victim's chunk, or a new one. */
         bool in_place = false;
+        bool known = false; /* allkeys-cudis: the new key left a ghost */
         uint64_t chunk = CCHT_NO_CHUNK;
         ccht_loc dst = loc;
         int victim = CCHT_VICTIM_EMPTY;
@@ -474,8 +485,13 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     if (spare != CCHT_NO_CHUNK) {
                         ccht_arena_free(a, spare, x->shard);
                     }
+                    /* allkeys-cudis ranks NEW items by age: from the batch's end,
+                     * so that keys of ops run earlier but stamped later (any
+                     * order on the device) do not look brand new (LRU: ours) */
                     ccht_mem_ctx m = {.now_ms = x->now_ms,
-                                      .now_stamp = x->stamp,
+                                      .now_stamp = ccht_policy_cudis(ccht_policy_of(T))
+                                                       ? x->stamp_end
+                                                       : x->stamp,
                                       .shard = x->shard,
                                       .policy = ccht_policy_of(T),
                                       .lfu_decay = ccht_lfu_decay_of(T),
@@ -531,6 +547,14 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 ccht_touch_op(T, x, loc.bucket, loc.way, 0);
                 break;
             }
+            if (!f && ccht_policy_cudis(ccht_policy_of(T))) {
+                known = ccht_ghost_take(v, hk);
+                if (victim == CCHT_VICTIM_LRU &&
+                    (cudis_load_relaxed_u32(ccht_bkt_stamp(v, dst.bucket, dst.way)) &
+                     CCHT_CUDIS_NEW)) {
+                    ccht_ghost_put(v, dst.bucket, dst.word);
+                }
+            }
             if (victim != CCHT_VICTIM_EMPTY) {
                 /* the victim leaves before its chunk may be overwritten */
                 bool vexp = victim == CCHT_VICTIM_EXPIRED;
@@ -548,8 +572,9 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 uint64_t word = ccht_fill_item(v, chunk, hk, x, &plan, cur.found ? cur.val : 0);
                 /* a key written over keeps its LFU counter (one more access) */
                 uint32_t was = cudis_load_relaxed_u32(ccht_bkt_stamp(v, dst.bucket, dst.way));
+                uint32_t st = ccht_op_stamp(T, x, f && !expired ? &was : 0);
                 ccht_slot_publish(v, dst.bucket, dst.way, word,
-                                  ccht_op_stamp(T, x, f && !expired ? &was : 0));
+                                  known ? st & ~(uint32_t)CCHT_CUDIS_NEW : st);
             }
             if (f) {
                 ccht_arena_free(a, old_off, x->shard);

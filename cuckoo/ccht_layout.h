@@ -12,6 +12,7 @@
  *     uint64_t version;           lock bit 0 + counter (a seqlock)
  *     uint64_t slot[ways];        0 = empty, else a slot word (below)
  *     uint32_t stamp[ways];       recency stamp of each slot (logical clock)
+ *     uint16_t ghost[ways];       allkeys-cudis's ghost tags (ccht_bucket.h)
  *     padding to the bucket size
  * The version is odd while a writer holds the bucket; unlocking adds one more,
  * so every write section moves it by 2 and an optimistic reader that saw an
@@ -58,6 +59,7 @@
 #define CCHT_BKT_VERSION_OFF 0u
 #define CCHT_BKT_SLOTS_OFF 8u
 #define CCHT_BKT_STAMPS_OFF(ways) (8u + 8u * (uint32_t)(ways))
+#define CCHT_BKT_GHOST_OFF(ways) (8u + 12u * (uint32_t)(ways)) /* 14 x ways + 8 <= 16 x ways */
 
 #define CCHT_VER_LOCK 1ull /* version bit 0: a writer holds the bucket */
 

@@ -568,6 +568,119 @@ Test(ccht, bucket_eviction_is_lru_in_a_pair)
     ccht_destroy(u);
 }
 
+/* The stamp of key's slot (the key must be present). */
+static uint32_t stamp_of(const ccht *u, const char *key)
+{
+    const ccht_table *T = ccht_table_of(u);
+    ccht_hkey hk = ccht_hash_key(&T->v, 0, (const uint8_t *)key, (uint32_t)strlen(key));
+    ccht_loc loc = {0, 0, 0};
+    uint32_t h0 = 0;
+    cr_assert(ccht_probe(&T->v, &hk, 0, (const uint8_t *)key, (uint32_t)strlen(key), true, &loc,
+                         &h0),
+              "%s is not there", key);
+    return *ccht_bkt_stamp(&T->v, loc.bucket, loc.way);
+}
+
+/* Let n ticks pass (reads of a key nobody has). */
+static void ticks(ccht *u, int n)
+{
+    for (int i = 0; i < n; i++) {
+        cr_assert_eq(ccht_exists(u, "absent", 6), 0);
+    }
+}
+
+/* The stamp fields of allkeys-cudis, by hand: the time keeps its place
+ * (low three bits cleared), NEW goes with the first hit, later hits count
+ * to 3, the slack holds the time but not the counter. */
+Test(ccht, cudis_stamp_fields)
+{
+    uint32_t s = ccht_cudis_new(1000, false);
+    cr_assert_eq(s, 1000u | CCHT_CUDIS_NEW); /* 1000 = 125 x 8 */
+    cr_assert_eq(ccht_cudis_new(1003, true), 1000u);
+    cr_assert_eq(ccht_cudis_age(1103, s), 96u, "ages in steps of 8 ticks");
+    s = ccht_cudis_hit(s, 1104, 50);
+    cr_assert_eq(s, 1104u, "a first hit clears NEW and moves the time, slack or not");
+    s = ccht_cudis_hit(s, 1120, 50);
+    cr_assert_eq(s, 1104u | 1u, "within the slack: counted, the time stays");
+    s = ccht_cudis_hit(s, 1200, 50);
+    cr_assert_eq(s, 1200u | 2u);
+    s = ccht_cudis_hit(ccht_cudis_hit(s, 1300, 0), 1400, 0);
+    cr_assert_eq(s, 1400u | 3u, "the counter stops at 3");
+    /* the memory path's coldness: a NEW item counts ten times its age */
+    cr_assert_eq(ccht_coldness(CUDIS_POL_ALLKEYS_CUDIS, 0, 1000u | CCHT_CUDIS_NEW, 1104, 0), 1040u);
+    cr_assert_eq(ccht_coldness(CUDIS_POL_ALLKEYS_CUDIS, 0, 1000u | 3u, 1104, 0), 104u);
+}
+
+/* allkeys-cudis in an exact pair (2 buckets of 8): a key not read since it
+ * came goes before an older key that was read, once it is a tenth of that
+ * one's age; the one it evicts leaves a ghost, so it comes back without
+ * NEW; reuse buys second chances; OBJECT IDLETIME's stamp has no policy
+ * bits. */
+Test(ccht, cudis_victims_in_a_pair)
+{
+    ccht *u = mk(4 << 20, 16, 8, 64, 64);
+    cr_assert_eq(ccht_set_policy(u, CUDIS_POL_ALLKEYS_CUDIS, 10, 1), CUDIS_OK);
+    char k[16];
+    uint8_t buf[8];
+    uint32_t len;
+    for (int i = 0; i < 8; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), "v", 1, 0, 0), 1);
+        cr_assert(stamp_of(u, k) & CCHT_CUDIS_NEW);
+    }
+    for (int i = 0; i < 8; i++) { /* read once: k0..k7 are no longer NEW */
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_get(u, k, (uint32_t)strlen(k), buf, sizeof(buf), &len), 1);
+        cr_assert_eq(stamp_of(u, k) & CCHT_CUDIS_LOW, 0u);
+    }
+    ticks(u, 200);
+    for (int i = 0; i < 8; i++) {
+        snprintf(k, sizeof(k), "n%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), "v", 1, 0, 0), 1);
+    }
+    ticks(u, 40); /* n0 is about 48 ticks old, k0 about 256: more than a tenth */
+    cr_assert_eq(ccht_set(u, "x", 1, "v", 1, 0, 0), 1);
+    cr_assert_eq(ccht_exists(u, "n0", 2), 0, "the oldest NEW key goes first");
+    for (int i = 0; i < 8; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_exists(u, k, (uint32_t)strlen(k)), 1, "%s went (LRU's victim)", k);
+    }
+    /* n0 left a ghost: it comes back as known (the victim is n1, NEW) */
+    cr_assert_eq(ccht_set(u, "n0", 2, "v", 1, 0, 0), 1);
+    cr_assert_eq(stamp_of(u, "n0") & CCHT_CUDIS_NEW, 0u, "the ghost was not found");
+    cr_assert_eq(ccht_exists(u, "n1", 2), 0);
+    cr_assert(stamp_of(u, "x") & CCHT_CUDIS_NEW, "a key never evicted has no ghost");
+    ccht_destroy(u);
+
+    /* k0, read four times (one hit and three reuses) before k1..k14 came and
+     * were read once, is the oldest: it gives a reuse up instead of going */
+    u = mk(4 << 20, 16, 8, 64, 64);
+    cr_assert_eq(ccht_set_policy(u, CUDIS_POL_ALLKEYS_CUDIS, 10, 1), CUDIS_OK);
+    cr_assert_eq(ccht_set(u, "k0", 2, "v", 1, 0, 0), 1);
+    for (int r = 0; r < 4; r++) {
+        ticks(u, 8);
+        cr_assert_eq(ccht_get(u, "k0", 2, buf, sizeof(buf), &len), 1);
+    }
+    cr_assert_eq(stamp_of(u, "k0") & CCHT_CUDIS_LOW, 3u);
+    for (int i = 1; i < 15; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(ccht_set(u, k, (uint32_t)strlen(k), "v", 1, 0, 0), 1);
+        cr_assert_eq(ccht_get(u, k, (uint32_t)strlen(k), buf, sizeof(buf), &len), 1);
+    }
+    ticks(u, 2000);
+    cr_assert_eq(ccht_set(u, "new", 3, "v", 1, 0, 0), 1); /* fills the pair: NEW, young */
+    cr_assert_eq(ccht_set(u, "y", 1, "v", 1, 0, 0), 1);
+    cr_assert_eq(ccht_exists(u, "new", 3), 1, "a NEW key of 1 tick went before one of 2,000");
+    cr_assert_eq(ccht_exists(u, "k0", 2), 1, "k0 had reuse left");
+    cr_assert_eq(stamp_of(u, "k0") & CCHT_CUDIS_CNT, 2u, "k0 gave one reuse up");
+    cr_assert_eq(ccht_exists(u, "k1", 2), 0, "the next oldest goes instead");
+    /* OBJECT IDLETIME's stamp: the time, without the policy bits */
+    cudis_result r = tb_one(u, &B, NOW, CUDIS_OP_EXISTS, CUDIS_F_STAMP, "y", NULL, 0, 0, 0);
+    cr_assert_eq((uint32_t)r.num, stamp_of(u, "y") & ~CCHT_CUDIS_LOW);
+    cr_assert(stamp_of(u, "y") & CCHT_CUDIS_NEW);
+    ccht_destroy(u);
+}
+
 Test(ccht, max_items_exact_slots)
 {
     ccht *u = mk(8 << 20, 1001, 4, 64, 64);
