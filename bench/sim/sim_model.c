@@ -17,7 +17,7 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
     if (end == label + 5 || w == 0 || w > 64) {
         return false;
     }
-    bool slack = false, emptier = false, ghost = false, freq = false, adapt = false;
+    bool slack = false, emptier = false, ghost = false, freq = false, adapt = false, local = false;
     uint32_t choices = 2, demote = 0;
     for (; *end != '\0'; end++) {
         if (*end == 'c' && end[1] >= '2' && end[1] <= '4') {
@@ -41,6 +41,8 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
             freq = true;
         } else if (*end == 'a') {
             adapt = true;
+        } else if (*end == 'l') {
+            local = true;
         } else {
             return false;
         }
@@ -53,7 +55,8 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
     cfg->ghost = ghost;
     cfg->freq = freq;
     cfg->adapt = adapt && ghost && demote != 0;
-    return adapt == cfg->adapt;
+    cfg->local = local && demote != 0 && !adapt;
+    return adapt == cfg->adapt && local == cfg->local;
 }
 
 uint32_t sim_model_ccht_slack(uint64_t slots)
@@ -187,6 +190,21 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
                         }
                     }
                 }
+                if (cfg->local) {
+                    /* a new key ranks as if demote% of the pair's oldest age older */
+                    uint64_t head = (clock - oldest) * cfg->demote / 100, best = 0;
+                    for (int k = 0; k < nbk; k++) {
+                        for (uint32_t w = 0; w < W; w++) {
+                            uint64_t s = b[k] * W + w;
+                            uint64_t eff = clock - stamps[s] + (used[s] == 2 ? head : 0);
+                            if (eff > best) {
+                                best = eff;
+                                slot = (int64_t)s;
+                            }
+                        }
+                    }
+                    oldest = clock - best;
+                }
                 if (!cfg->freq || cnt[slot] == 0) {
                     break;
                 }
@@ -220,7 +238,9 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
                     ghost[gi] = 0;
                 }
             }
-            if (!known) {
+            if (!known && cfg->local) {
+                used[slot] = 2;
+            } else if (!known) {
                 uint64_t head = (uint64_t)(victim_age * demote / 100.0);
                 stamp = clock > head ? clock - head : 0;
                 used[slot] = 2;

@@ -44,6 +44,9 @@ typedef struct sim_model_cfg {
     bool freq;         /* CLOCK in the pair: the oldest slot with hits gets a second chance */
     bool adapt;        /* demote moves: -1 point per ghost hit of a key evicted before a hit,
                         * +1 per one evicted after (the ghost then keeps both) */
+    bool local;        /* quick demotion by the pair's own oldest age, at eviction: a key
+                        * not hit since it came ranks demote% of that age older (its stamp
+                        * stays its arrival; no average of victims' ages) */
 } sim_model_cfg;
 
 /* Parse a label "modelW[s][e][cN][qP][g][f][a]" into cfg's ways, emptier,
