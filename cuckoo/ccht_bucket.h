@@ -904,8 +904,8 @@ CUDIS_HD static inline void ccht_pick_cudis(const ccht_view *v, const ccht_hkey 
      * threads), so a slot may hold a later op's stamp; counted from ours
      * every such key would look brand new. One op at a time: no change. */
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t st = cudis_load_relaxed_u32(
-            ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2, k % v->ways));
+        uint32_t st =
+            cudis_load_relaxed_u32(ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2, k % v->ways));
         int32_t ahead = (int32_t)((st & ~CCHT_CUDIS_LOW) - (now & ~CCHT_CUDIS_LOW));
         if (ahead > 0) {
             now += (uint32_t)ahead;
@@ -914,9 +914,8 @@ CUDIS_HD static inline void ccht_pick_cudis(const ccht_view *v, const ccht_hkey 
     for (uint32_t round = 0;; round++) {
         uint32_t oldest = 0;
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t a = ccht_cudis_age(
-                now, cudis_load_relaxed_u32(ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2,
-                                                           k % v->ways)));
+            uint32_t a = ccht_cudis_age(now, cudis_load_relaxed_u32(ccht_bkt_stamp(
+                                                 v, k < v->ways ? hk->b1 : hk->b2, k % v->ways)));
             oldest = a > oldest ? a : oldest;
         }
         uint64_t head = (uint64_t)oldest * CCHT_CUDIS_DEMOTE / 100u;

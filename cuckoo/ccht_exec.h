@@ -138,8 +138,8 @@ CUDIS_HD static inline void ccht_touch_op(const ccht_table *T, const ccht_env *x
     }
     uint32_t *s = ccht_bkt_stamp(&T->v, b, way);
     uint32_t old = cudis_load_relaxed_u32(s);
-    uint32_t now = ccht_policy_cudis(pol) ? ccht_cudis_hit(old, x->stamp, slack)
-                                          : ccht_op_stamp(T, x, &old);
+    uint32_t now =
+        ccht_policy_cudis(pol) ? ccht_cudis_hit(old, x->stamp, slack) : ccht_op_stamp(T, x, &old);
     if (now != old) {
         cudis_store_relaxed_u32(s, now);
     }
@@ -488,16 +488,15 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     /* allkeys-cudis ranks NEW items by age: from the batch's end,
                      * so that keys of ops run earlier but stamped later (any
                      * order on the device) do not look brand new (LRU: ours) */
-                    ccht_mem_ctx m = {.now_ms = x->now_ms,
-                                      .now_stamp = ccht_policy_cudis(ccht_policy_of(T))
-                                                       ? x->stamp_end
-                                                       : x->stamp,
-                                      .shard = x->shard,
-                                      .policy = ccht_policy_of(T),
-                                      .lfu_decay = ccht_lfu_decay_of(T),
-                                      .rng = ccht_env_rng(x),
-                                      .ty = ty,
-                                      .ev = x->ev};
+                    ccht_mem_ctx m = {
+                        .now_ms = x->now_ms,
+                        .now_stamp = ccht_policy_cudis(ccht_policy_of(T)) ? x->stamp_end : x->stamp,
+                        .shard = x->shard,
+                        .policy = ccht_policy_of(T),
+                        .lfu_decay = ccht_lfu_decay_of(T),
+                        .rng = ccht_env_rng(x),
+                        .ty = ty,
+                        .ev = x->ev};
                     spare = round < CCHT_WRITE_ROUNDS ? ccht_arena_alloc_slow(T, cls, &m)
                                                       : CCHT_NO_CHUNK;
                     if (spare == CCHT_NO_CHUNK) {

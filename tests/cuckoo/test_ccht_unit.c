@@ -575,9 +575,9 @@ static uint32_t stamp_of(const ccht *u, const char *key)
     ccht_hkey hk = ccht_hash_key(&T->v, 0, (const uint8_t *)key, (uint32_t)strlen(key));
     ccht_loc loc = {0, 0, 0};
     uint32_t h0 = 0;
-    cr_assert(ccht_probe(&T->v, &hk, 0, (const uint8_t *)key, (uint32_t)strlen(key), true, &loc,
-                         &h0),
-              "%s is not there", key);
+    cr_assert(
+        ccht_probe(&T->v, &hk, 0, (const uint8_t *)key, (uint32_t)strlen(key), true, &loc, &h0),
+        "%s is not there", key);
     return *ccht_bkt_stamp(&T->v, loc.bucket, loc.way);
 }
 

@@ -1920,8 +1920,8 @@ ENGINE_TEST(policy_cudis_scan_resistance)
             left[k] = pol_count(e, "hot", 0, hot);
             engine_destroy(e);
         }
-        cr_assert_geq(left[0], (uint32_t)hot * 90 / 100, "%s (%s): %u of %d hot keys left",
-                      p->name, m ? "memory" : "buckets", left[0], hot);
+        cr_assert_geq(left[0], (uint32_t)hot * 90 / 100, "%s (%s): %u of %d hot keys left", p->name,
+                      m ? "memory" : "buckets", left[0], hot);
         cr_assert_lt(left[1], (uint32_t)hot / 10, "%s (%s): allkeys-lru kept %u of %d", p->name,
                      m ? "memory" : "buckets", left[1], hot);
     }
