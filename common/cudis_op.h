@@ -158,7 +158,9 @@ enum cudis_type {
  * (lfu-log-factor, lfu-decay-time). allkeys-cudis is cudis's own, beside
  * Redis's: recency with quick demotion of keys not read since they came, a
  * ghost of such keys and two-bit reuse counters, inside the CCHT's bucket
- * pair (S3-FIFO's ideas at bucket scale; cuckoo/ccht_bucket.h). */
+ * pair (S3-FIFO's ideas at bucket scale; cuckoo/ccht_bucket.h);
+ * allkeys-rrip, the other design measured beside it, SRRIP with hit
+ * promotion with the pair as the set. */
 enum cudis_policy {
     CUDIS_POL_ALLKEYS_LRU = 0, /* the least recently used (the default) */
     CUDIS_POL_NOEVICTION,      /* none */
@@ -169,6 +171,7 @@ enum cudis_policy {
     CUDIS_POL_ALLKEYS_LFU,     /* the least frequently used */
     CUDIS_POL_VOLATILE_LFU,    /* the least frequently used of those with an expiry */
     CUDIS_POL_ALLKEYS_CUDIS,   /* recency, one-hit wonders first (cudis's own) */
+    CUDIS_POL_ALLKEYS_RRIP,    /* 2-bit re-reference prediction in the pair (cudis's own) */
     CUDIS_POL__COUNT
 };
 

@@ -1021,7 +1021,8 @@ static uint64_t rs_wanted(const ccht *t)
     }
     uint32_t pol = ccht_policy_of(&t->T);
     bool evicts_any = pol == CUDIS_POL_ALLKEYS_LRU || pol == CUDIS_POL_ALLKEYS_LFU ||
-                      pol == CUDIS_POL_ALLKEYS_RANDOM || pol == CUDIS_POL_ALLKEYS_CUDIS;
+                      pol == CUDIS_POL_ALLKEYS_RANDOM || pol == CUDIS_POL_ALLKEYS_CUDIS ||
+                      pol == CUDIS_POL_ALLKEYS_RRIP;
     if (evicts_any && n % 2 == 0 && n / 2 >= t->min_buckets && (double)items <= 0.4 * slots &&
         rs_held(slots / 2, slot_bytes, avail, avg) > 1.02 * now) {
         return n / 2;

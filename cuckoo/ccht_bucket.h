@@ -840,12 +840,66 @@ CUDIS_HD static inline bool ccht_ghost_take(const ccht_view *v, const ccht_hkey 
     return false;
 }
 
+/* ------------------------------------------------------------------------
+ * allkeys-rrip: SRRIP with hit promotion (Jaleel et al., ISCA'10; the
+ * per-set 2-bit form RRIParoo uses in Kangaroo), the pair as the set. Bits
+ * 1..0 of a slot's stamp are its re-reference prediction value: 2 ("long")
+ * for a key inserted, 0 after a hit; bit 2 stays 0; bits 31..3 are still
+ * the last access, as under allkeys-cudis. A full pair evicts a slot with
+ * value 3, the oldest of those; with none at 3 every slot of the pair ages
+ * by what the greatest lacks first (both buckets' stamps, under the pair
+ * lock). A key inserted and never read again is out after one aging of its
+ * pair; a key read since it came waits for three.
+ * ---------------------------------------------------------------------- */
+
+#define CCHT_RRIP_RRPV 3u /* the stamp bits of the prediction */
+#define CCHT_RRIP_NEW 2u  /* a key inserted: re-reference "long" */
+
+CUDIS_HD static inline bool ccht_policy_rrip(uint32_t policy)
+{
+    return policy == CUDIS_POL_ALLKEYS_RRIP;
+}
+
+/* Whether the policy keeps its own bits in the stamp's low three
+ * (allkeys-cudis, allkeys-rrip): those are not time. */
+CUDIS_HD static inline bool ccht_policy_bits(uint32_t policy)
+{
+    return ccht_policy_cudis(policy) || ccht_policy_rrip(policy);
+}
+
+/* Stamp s after a hit at clock now under allkeys-rrip: the prediction goes
+ * to 0; the time moves when s is older than `slack` ticks or was not 0. */
+CUDIS_HD static inline uint32_t ccht_rrip_hit(uint32_t s, uint32_t now, uint32_t slack)
+{
+    bool move = (s & CCHT_RRIP_RRPV) != 0 || ccht_cudis_age(now, s) > slack;
+    return (move ? now : s) & ~CCHT_CUDIS_LOW;
+}
+
+/* The stamp a policy with its own bits (ccht_policy_bits) gives a key
+ * inserted at clock now (`known`: allkeys-cudis found its ghost). */
+CUDIS_HD static inline uint32_t ccht_bits_new(uint32_t policy, uint32_t now, bool known)
+{
+    if (ccht_policy_rrip(policy)) {
+        return (now & ~CCHT_CUDIS_LOW) | CCHT_RRIP_NEW;
+    }
+    return ccht_cudis_new(now, known);
+}
+
+/* Stamp s after a hit, under a policy with its own bits. */
+CUDIS_HD static inline uint32_t ccht_bits_hit(uint32_t policy, uint32_t s, uint32_t now,
+                                              uint32_t slack)
+{
+    return ccht_policy_rrip(policy) ? ccht_rrip_hit(s, now, slack) : ccht_cudis_hit(s, now, slack);
+}
+
 /* How cold a slot's stamp makes its item for victim choice (higher goes
  * first): its age under the LRU-ranked policies, 255 - its counter under
  * the LFU ones. allkeys-cudis (the memory path's samples, which have no
  * pair): a NEW item's age counts 100 / (100 - CCHT_CUDIS_DEMOTE) times, so
  * it goes before an older one once it is that fraction of its age, the
- * rule ccht_pick_cudis applies against the pair's oldest. */
+ * rule ccht_pick_cudis applies against the pair's oldest. allkeys-rrip:
+ * the prediction first, then the age (the pair's order; the samples do not
+ * age, so a memory full of reused keys evicts them by age). */
 CUDIS_HD static inline uint32_t ccht_coldness(uint32_t policy, uint32_t decay_time, uint32_t stamp,
                                               uint32_t now_stamp, int64_t now_ms)
 {
@@ -858,6 +912,10 @@ CUDIS_HD static inline uint32_t ccht_coldness(uint32_t policy, uint32_t decay_ti
             a = a * 100u / (100u - CCHT_CUDIS_DEMOTE);
         }
         return a < UINT32_MAX ? (uint32_t)a : UINT32_MAX;
+    }
+    if (ccht_policy_rrip(policy)) {
+        uint32_t a = ccht_cudis_age(now_stamp, stamp);
+        return ((stamp & CCHT_RRIP_RRPV) << 30) | (a < (1u << 30) ? a : (1u << 30) - 1u);
     }
     return ccht_age(now_stamp, stamp);
 }
@@ -891,18 +949,14 @@ CUDIS_HD static inline bool ccht_policy_prefers(uint32_t policy, uint32_t age, i
     }
 }
 
-/* allkeys-cudis's victim in a full pair of nb buckets (see above); under
- * the pair lock. Gives second chances (re-stamps) on the way. Each round
- * but the last takes one reuse from a slot, so it ends; a bound keeps
- * readers' concurrent hits from stretching it. */
-CUDIS_HD static inline void ccht_pick_cudis(const ccht_view *v, const ccht_hkey *hk, uint32_t nb,
-                                            uint32_t now, ccht_loc *loc)
+/* The clock a full pair's ages count from, for the policies with their own
+ * bits: the pair's youngest stamp when it is ahead of ours. Ops of one
+ * batch run in any order on the device (and on several host threads), so a
+ * slot may hold a later op's stamp; counted from ours every such key would
+ * look brand new. One op at a time: no change. */
+CUDIS_HD static inline uint32_t ccht_pair_now(const ccht_view *v, const ccht_hkey *hk, uint32_t n,
+                                              uint32_t now)
 {
-    uint32_t n = nb * v->ways;
-    /* Ages from the pair's youngest stamp when it is ahead of ours: ops of
-     * one batch run in any order on the device (and on several host
-     * threads), so a slot may hold a later op's stamp; counted from ours
-     * every such key would look brand new. One op at a time: no change. */
     for (uint32_t k = 0; k < n; k++) {
         uint32_t st =
             cudis_load_relaxed_u32(ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2, k % v->ways));
@@ -911,6 +965,51 @@ CUDIS_HD static inline void ccht_pick_cudis(const ccht_view *v, const ccht_hkey 
             now += (uint32_t)ahead;
         }
     }
+    return now;
+}
+
+/* allkeys-rrip's victim in a full pair of nb buckets (see above); under
+ * the pair lock. Ages the pair when no slot is at 3. */
+CUDIS_HD static inline void ccht_pick_rrip(const ccht_view *v, const ccht_hkey *hk, uint32_t nb,
+                                           uint32_t now, ccht_loc *loc)
+{
+    uint32_t n = nb * v->ways;
+    now = ccht_pair_now(v, hk, n, now);
+    uint32_t best_r = 0, best_a = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        uint64_t b = k < v->ways ? hk->b1 : hk->b2;
+        uint32_t w = k % v->ways;
+        uint32_t st = cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w));
+        uint32_t r = st & CCHT_RRIP_RRPV, a = ccht_cudis_age(now, st);
+        if (k == 0 || r > best_r || (r == best_r && a > best_a)) {
+            best_r = r;
+            best_a = a;
+            loc->bucket = b;
+            loc->way = w;
+        }
+    }
+    if (best_r < CCHT_RRIP_RRPV) {
+        uint32_t add = CCHT_RRIP_RRPV - best_r; /* no slot passes 3: none is above best_r */
+        for (uint32_t k = 0; k < n; k++) {
+            uint32_t *sp = ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2, k % v->ways);
+            uint32_t st = cudis_load_relaxed_u32(sp);
+            uint32_t r = (st & CCHT_RRIP_RRPV) + add;
+            cudis_store_relaxed_u32(sp, (st & ~CCHT_RRIP_RRPV) |
+                                            (r < CCHT_RRIP_RRPV ? r : CCHT_RRIP_RRPV));
+        }
+    }
+    loc->word = cudis_load_relaxed_u64(ccht_bkt_slot(v, loc->bucket, loc->way));
+}
+
+/* allkeys-cudis's victim in a full pair of nb buckets (see above); under
+ * the pair lock. Gives second chances (re-stamps) on the way. Each round
+ * but the last takes one reuse from a slot, so it ends; a bound keeps
+ * readers' concurrent hits from stretching it. */
+CUDIS_HD static inline void ccht_pick_cudis(const ccht_view *v, const ccht_hkey *hk, uint32_t nb,
+                                            uint32_t now, ccht_loc *loc)
+{
+    uint32_t n = nb * v->ways;
+    now = ccht_pair_now(v, hk, n, now);
     for (uint32_t round = 0;; round++) {
         uint32_t oldest = 0;
         for (uint32_t k = 0; k < n; k++) {
@@ -995,6 +1094,10 @@ CUDIS_HD static inline int ccht_pick_slot(const ccht_view *v, const ccht_hkey *h
     }
     if (ccht_policy_cudis(policy)) {
         ccht_pick_cudis(v, hk, (uint32_t)nb, now_stamp, loc);
+        return CCHT_VICTIM_LRU;
+    }
+    if (ccht_policy_rrip(policy)) {
+        ccht_pick_rrip(v, hk, (uint32_t)nb, now_stamp, loc);
         return CCHT_VICTIM_LRU;
     }
     /* the random policies start at a place drawn from the key and the clock */

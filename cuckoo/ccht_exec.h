@@ -105,14 +105,15 @@ CUDIS_HD static inline uint64_t *ccht_env_rng(ccht_env *x)
 
 /* The stamp an op leaves on its key's slot: the op's clock under the
  * LRU-ranked policies; under the LFU ones the counter after one more
- * access; under allkeys-cudis the clock with its bits after one more
- * access, or NEW (old: the slot's stamp before; NULL for a new key). */
+ * access; under allkeys-cudis and allkeys-rrip the clock with the
+ * policy's bits after one more access, or as inserted (old: the slot's
+ * stamp before; NULL for a new key). */
 CUDIS_HD static inline uint32_t ccht_op_stamp(const ccht_table *T, const ccht_env *x,
                                               const uint32_t *old)
 {
     uint32_t pol = ccht_policy_of(T);
-    if (ccht_policy_cudis(pol)) {
-        return old == 0 ? ccht_cudis_new(x->stamp, false) : ccht_cudis_hit(*old, x->stamp, 0);
+    if (ccht_policy_bits(pol)) {
+        return old == 0 ? ccht_bits_new(pol, x->stamp, false) : ccht_bits_hit(pol, *old, x->stamp, 0);
     }
     if (!ccht_policy_lfu(pol)) {
         return x->stamp;
@@ -132,14 +133,14 @@ CUDIS_HD static inline void ccht_touch_op(const ccht_table *T, const ccht_env *x
                                           uint32_t way, uint32_t slack)
 {
     uint32_t pol = ccht_policy_of(T);
-    if (!ccht_policy_lfu(pol) && !ccht_policy_cudis(pol)) {
+    if (!ccht_policy_lfu(pol) && !ccht_policy_bits(pol)) {
         ccht_touch(&T->v, b, way, x->stamp, slack);
         return;
     }
     uint32_t *s = ccht_bkt_stamp(&T->v, b, way);
     uint32_t old = cudis_load_relaxed_u32(s);
     uint32_t now =
-        ccht_policy_cudis(pol) ? ccht_cudis_hit(old, x->stamp, slack) : ccht_op_stamp(T, x, &old);
+        ccht_policy_bits(pol) ? ccht_bits_hit(pol, old, x->stamp, slack) : ccht_op_stamp(T, x, &old);
     if (now != old) {
         cudis_store_relaxed_u32(s, now);
     }
@@ -295,7 +296,7 @@ CUDIS_HD static inline bool ccht_exec_read(const ccht_table *T, ccht_env *x, con
             if (ccht_policy_lfu(ccht_policy_of(T))) {
                 res->num = ccht_lfu_count(st, ccht_lfu_minutes(x->now_ms), ccht_lfu_decay_of(T));
             } else if (x->op->flags & CUDIS_F_STAMP) {
-                res->num = ccht_policy_cudis(ccht_policy_of(T)) ? st & ~CCHT_CUDIS_LOW : st;
+                res->num = ccht_policy_bits(ccht_policy_of(T)) ? st & ~CCHT_CUDIS_LOW : st;
             }
         }
         if (plan.touch && cur.found) {
@@ -485,12 +486,12 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     if (spare != CCHT_NO_CHUNK) {
                         ccht_arena_free(a, spare, x->shard);
                     }
-                    /* allkeys-cudis ranks NEW items by age: from the batch's end,
+                    /* allkeys-cudis/-rrip rank by age: from the batch's end,
                      * so that keys of ops run earlier but stamped later (any
                      * order on the device) do not look brand new (LRU: ours) */
                     ccht_mem_ctx m = {
                         .now_ms = x->now_ms,
-                        .now_stamp = ccht_policy_cudis(ccht_policy_of(T)) ? x->stamp_end : x->stamp,
+                        .now_stamp = ccht_policy_bits(ccht_policy_of(T)) ? x->stamp_end : x->stamp,
                         .shard = x->shard,
                         .policy = ccht_policy_of(T),
                         .lfu_decay = ccht_lfu_decay_of(T),

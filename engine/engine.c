@@ -513,6 +513,7 @@ int engine_policy_code(const char *name, uint32_t *code)
         [CUDIS_POL_ALLKEYS_LFU] = "allkeys-lfu",
         [CUDIS_POL_VOLATILE_LFU] = "volatile-lfu",
         [CUDIS_POL_ALLKEYS_CUDIS] = "allkeys-cudis",
+        [CUDIS_POL_ALLKEYS_RRIP] = "allkeys-rrip",
     };
     for (uint32_t i = 0; i < CUDIS_POL__COUNT; i++) {
         if (!strcmp(names[i], name)) {

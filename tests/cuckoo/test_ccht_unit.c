@@ -681,6 +681,101 @@ Test(ccht, cudis_victims_in_a_pair)
     ccht_destroy(u);
 }
 
+/* allkeys-rrip's stamp, by hand: inserted at prediction 2, a hit puts it
+ * to 0 and moves the time (within the slack only when it was 0 already);
+ * the memory path ranks by the prediction, then the age. */
+Test(ccht, rrip_stamp_fields)
+{
+    uint32_t s = ccht_bits_new(CUDIS_POL_ALLKEYS_RRIP, 1003, false);
+    cr_assert_eq(s, 1000u | CCHT_RRIP_NEW);
+    cr_assert_eq(ccht_bits_hit(CUDIS_POL_ALLKEYS_RRIP, s, 1104, 50), 1104u,
+                 "a hit on 2 goes to 0 and moves the time, slack or not");
+    cr_assert_eq(ccht_bits_hit(CUDIS_POL_ALLKEYS_RRIP, 1104u, 1120, 50), 1104u);
+    cr_assert_eq(ccht_bits_hit(CUDIS_POL_ALLKEYS_RRIP, 1104u, 1200, 50), 1200u);
+    cr_assert_eq(ccht_bits_hit(CUDIS_POL_ALLKEYS_RRIP, 1104u | 1u, 1120, 50), 1120u);
+    cr_assert_eq(ccht_coldness(CUDIS_POL_ALLKEYS_RRIP, 0, 1000u | 2u, 1104, 0), (2u << 30) | 104u);
+    cr_assert_eq(ccht_coldness(CUDIS_POL_ALLKEYS_RRIP, 0, 1000u, 1104, 0), 104u);
+}
+
+static uint32_t rrpv_of(ccht *u, const char *k)
+{
+    return stamp_of(u, k) & CCHT_RRIP_RRPV;
+}
+
+/* In out, the first name "<pre><i>" or "<pre><i>.<j>" whose two candidate
+ * buckets differ (in a table of two buckets some keys have only one). */
+static const char *pair_name(const ccht *u, const char *pre, int i, char *out, size_t cap)
+{
+    const ccht_table *T = ccht_table_of(u);
+    for (int j = 0;; j++) {
+        snprintf(out, cap, j ? "%s%d.%d" : "%s%d", pre, i, j);
+        ccht_hkey hk = ccht_hash_key(&T->v, 0, (const uint8_t *)out, (uint32_t)strlen(out));
+        if (hk.b1 != hk.b2) {
+            return out;
+        }
+    }
+}
+
+/* allkeys-rrip in an exact pair (2 buckets of 8; every key here has both):
+ * keys read since they came (k*, 0) outlive newer keys never read (n*, 2),
+ * which LRU would keep instead; a full pair with none at 3 ages every slot
+ * by one first; the oldest at 3 goes. */
+Test(ccht, rrip_victims_in_a_pair)
+{
+    ccht *u = mk(4 << 20, 16, 8, 64, 64);
+    cr_assert_eq(ccht_set_policy(u, CUDIS_POL_ALLKEYS_RRIP, 10, 1), CUDIS_OK);
+    char k[8][16], n[8][16], x[16], y[16], w[16], z[16];
+    uint8_t buf[8];
+    uint32_t len;
+    for (int i = 0; i < 8; i++) {
+        pair_name(u, "k", i, k[i], sizeof(k[i]));
+        pair_name(u, "n", i, n[i], sizeof(n[i]));
+        cr_assert_eq(ccht_set(u, k[i], (uint32_t)strlen(k[i]), "v", 1, 0, 0), 1);
+        cr_assert_eq(rrpv_of(u, k[i]), CCHT_RRIP_NEW);
+        cr_assert_eq(ccht_get(u, k[i], (uint32_t)strlen(k[i]), buf, sizeof(buf), &len), 1);
+        cr_assert_eq(rrpv_of(u, k[i]), 0u);
+    }
+    pair_name(u, "x", 0, x, sizeof(x));
+    pair_name(u, "y", 0, y, sizeof(y));
+    pair_name(u, "w", 0, w, sizeof(w));
+    ticks(u, 100);
+    for (int i = 0; i < 8; i++) {
+        cr_assert_eq(ccht_set(u, n[i], (uint32_t)strlen(n[i]), "v", 1, 0, 0), 1);
+        ticks(u, 8); /* stamps count in steps of 8: each its own age */
+    }
+    cr_assert_eq(ccht_set(u, x, (uint32_t)strlen(x), "v", 1, 0, 0), 1); /* the pair ages by one */
+    ticks(u, 8);
+    cr_assert_eq(rrpv_of(u, n[1]), 3u);
+    cr_assert_eq(rrpv_of(u, k[0]), 1u);
+    cr_assert_eq(rrpv_of(u, x), CCHT_RRIP_NEW);
+    cr_assert_eq(ccht_exists(u, n[0], (uint32_t)strlen(n[0])), 0, "the oldest at 3 goes");
+    cr_assert_eq(ccht_set(u, y, (uint32_t)strlen(y), "v", 1, 0, 0), 1); /* a 3 is there */
+    ticks(u, 8);
+    cr_assert_eq(rrpv_of(u, k[0]), 1u, "no aging while a slot is at 3");
+    cr_assert_eq(ccht_exists(u, n[1], (uint32_t)strlen(n[1])), 0);
+    cr_assert_eq(ccht_get(u, n[2], (uint32_t)strlen(n[2]), buf, sizeof(buf), &len), 1);
+    for (int i = 0; i < 5; i++) { /* take n3..n7 */
+        cr_assert_eq(ccht_set(u, pair_name(u, "z", i, z, sizeof(z)), (uint32_t)strlen(z), "v", 1,
+                              0, 0),
+                     1);
+        ticks(u, 8);
+    }
+    cr_assert_eq(ccht_set(u, w, (uint32_t)strlen(w), "v", 1, 0, 0), 1); /* x, y, z* at 3 */
+    for (int i = 0; i < 8; i++) {
+        cr_assert_eq(rrpv_of(u, k[i]), 2u, "%s", k[i]);
+        cr_assert_eq(ccht_exists(u, k[i], (uint32_t)strlen(k[i])), 1, "%s went (LRU's victim)",
+                     k[i]);
+    }
+    cr_assert_eq(ccht_exists(u, x, (uint32_t)strlen(x)), 0, "x, the oldest at 3, stayed");
+    cr_assert_eq(ccht_exists(u, n[2], (uint32_t)strlen(n[2])), 1, "n2 was read");
+    for (int i = 3; i < 8; i++) {
+        cr_assert_eq(ccht_exists(u, n[i], (uint32_t)strlen(n[i])), 0, "%s stayed", n[i]);
+    }
+    cudis_result r = tb_one(u, &B, NOW, CUDIS_OP_EXISTS, CUDIS_F_STAMP, w, NULL, 0, 0, 0);
+    cr_assert_eq((uint32_t)r.num, stamp_of(u, w) & ~CCHT_CUDIS_LOW);
+    ccht_destroy(u);
+}
+
 Test(ccht, max_items_exact_slots)
 {
     ccht *u = mk(8 << 20, 1001, 4, 64, 64);

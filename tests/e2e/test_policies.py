@@ -78,7 +78,8 @@ class Policies(unittest.TestCase):
                          "CONFIG SET failed (possibly related to argument 'maxmemory-policy') - "
                          "argument(s) must be one of the following: volatile-lru, volatile-lfu, "
                          "volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, "
-                         "noeviction" + ("" if self.srv.is_redis else ", allkeys-cudis"))
+                         "noeviction" + ("" if self.srv.is_redis
+                                        else ", allkeys-cudis, allkeys-rrip"))
         self.assertEqual(self.r.config_get("maxmemory-policy"),
                          {"maxmemory-policy": "allkeys-lru"})
 
@@ -162,6 +163,17 @@ class Policies(unittest.TestCase):
         self.assertTrue(str(cm.exception).startswith("An LFU maxmemory policy is not selected"))
         self.assertTrue(self.r.config_set("maxmemory-policy", "allkeys-lru"))
         self.assertTrue(self.r.config_set("maxmemory-policy", "allkeys-cudis"))
+
+    def test_allkeys_rrip_resists_a_scan(self):
+        """cudis's other policy (not Redis's): a 2-bit re-reference
+        prediction per slot; keys read since they came outlive the scan."""
+        if "redis-server" in os.path.basename(BIN):
+            self.skipTest("allkeys-rrip is cudis's own policy; Redis has none such")
+        self.assertGreaterEqual(self.scan_survivors("allkeys-rrip"), 900)
+        self.assertEqual(self.r.config_get("maxmemory-policy"),
+                         {"maxmemory-policy": "allkeys-rrip"})
+        self.r.set("i", "v")
+        self.assertLessEqual(self.r.object("idletime", "i"), 1)
 
     def test_volatile_lfu(self):
         self.volatile("volatile-lfu")
