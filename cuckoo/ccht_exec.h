@@ -113,7 +113,8 @@ CUDIS_HD static inline uint32_t ccht_op_stamp(const ccht_table *T, const ccht_en
 {
     uint32_t pol = ccht_policy_of(T);
     if (ccht_policy_bits(pol)) {
-        return old == 0 ? ccht_bits_new(pol, x->stamp, false) : ccht_bits_hit(pol, *old, x->stamp, 0);
+        return old == 0 ? ccht_bits_new(pol, x->stamp, false)
+                        : ccht_bits_hit(pol, *old, x->stamp, 0);
     }
     if (!ccht_policy_lfu(pol)) {
         return x->stamp;
@@ -139,8 +140,8 @@ CUDIS_HD static inline void ccht_touch_op(const ccht_table *T, const ccht_env *x
     }
     uint32_t *s = ccht_bkt_stamp(&T->v, b, way);
     uint32_t old = cudis_load_relaxed_u32(s);
-    uint32_t now =
-        ccht_policy_bits(pol) ? ccht_bits_hit(pol, old, x->stamp, slack) : ccht_op_stamp(T, x, &old);
+    uint32_t now = ccht_policy_bits(pol) ? ccht_bits_hit(pol, old, x->stamp, slack)
+                                         : ccht_op_stamp(T, x, &old);
     if (now != old) {
         cudis_store_relaxed_u32(s, now);
     }

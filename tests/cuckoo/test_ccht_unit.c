@@ -755,9 +755,8 @@ Test(ccht, rrip_victims_in_a_pair)
     cr_assert_eq(ccht_exists(u, n[1], (uint32_t)strlen(n[1])), 0);
     cr_assert_eq(ccht_get(u, n[2], (uint32_t)strlen(n[2]), buf, sizeof(buf), &len), 1);
     for (int i = 0; i < 5; i++) { /* take n3..n7 */
-        cr_assert_eq(ccht_set(u, pair_name(u, "z", i, z, sizeof(z)), (uint32_t)strlen(z), "v", 1,
-                              0, 0),
-                     1);
+        pair_name(u, "z", i, z, sizeof(z));
+        cr_assert_eq(ccht_set(u, z, (uint32_t)strlen(z), "v", 1, 0, 0), 1);
         ticks(u, 8);
     }
     cr_assert_eq(ccht_set(u, w, (uint32_t)strlen(w), "v", 1, 0, 0), 1); /* x, y, z* at 3 */
