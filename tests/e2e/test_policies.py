@@ -4,11 +4,11 @@ answers -OOM once full and evicts nothing (reads and DEL go on),
 volatile-lru, volatile-random and volatile-lfu never evict a key without a
 TTL, volatile-ttl keeps the long-lived keys, allkeys-random keeps some of
 the oldest keys (LRU would keep the newest), allkeys-lfu keeps the keys
-read often, cudis's own allkeys-cudis keeps keys read once through a scan
-that allkeys-lru lets through (cudis only), OBJECT FREQ reads the LFU counter (lfu-log-factor 0: one per
-access), CONFIG SET switches at runtime and refuses unknown names in
-Redis's words. Validated against
-redis-server first.
+read often, cudis's own allkeys-cudis and allkeys-rrip keep keys read
+once through a scan that allkeys-lru lets through (cudis only), OBJECT
+FREQ reads the LFU counter (lfu-log-factor 0: one per access), CONFIG SET
+switches at runtime and refuses unknown names in Redis's words. Validated
+against redis-server first.
   /usr/bin/python3 test_policies.py --server PATH   (or CUDIS_E2E_SERVER=...)
 """
 import os
