@@ -323,7 +323,7 @@ int ccht_execute(ccht *t, cudis_batch *b)
             x.key = b->in + op->key_off;
             x.arg = b->in + op->val_off;
             x.res = &b->res[i];
-            ccht_env_place(&x, base, n, seed, i);
+            ccht_env_place(&x, base, (uint32_t)(base + n), seed, i);
             if (!ccht_op_is_read(op) || !ccht_exec_read(T, &x, &ring[i % CCHT_PIPE], &ty)) {
                 ccht_exec_write(T, &x, &ring[i % CCHT_PIPE], &ty);
             }

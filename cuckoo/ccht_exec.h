@@ -79,13 +79,13 @@ CUDIS_HD static inline uint64_t ccht_batch_seed(uint64_t c0, uint64_t c1)
     return cudis_mix64(c1 ^ 0x94d049bb133111ebull, c0 + 1);
 }
 
-/* Fill the parts of x that depend on the op's place: op i of a batch of n
- * ops whose clock starts at `base`. */
-CUDIS_HD static inline void ccht_env_place(ccht_env *x, uint64_t base, uint64_t n, uint64_t seed,
-                                           uint64_t i)
+/* Fill the parts of x that depend on the op's place: op i of a batch whose
+ * clock starts at `base` and whose last op stamps `stamp_end`. */
+CUDIS_HD static inline void ccht_env_place(ccht_env *x, uint64_t base, uint32_t stamp_end,
+                                           uint64_t seed, uint64_t i)
 {
     x->stamp = (uint32_t)(base + i + 1);
-    x->stamp_end = (uint32_t)(base + n);
+    x->stamp_end = stamp_end;
     x->shard = (uint32_t)(base + i);
     x->seed = seed;
     x->index = i;

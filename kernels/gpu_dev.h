@@ -113,8 +113,7 @@ CUDIS_HD static inline void gpu_env_init(ccht_env *x, const gpu_launch *l, uint6
     x->truncate = false;
     x->now_ms = now_ms;
     x->ev = 0;
-    ccht_env_place(x, l->stamp_base, (uint32_t)(l->clamp_now - (uint32_t)l->stamp_base), l->seed,
-                   i);
+    ccht_env_place(x, l->stamp_base, l->clamp_now, l->seed, i); /* clamp_now: base + n */
 }
 
 /* Op i of a mixed batch (the body of k_batch). */
