@@ -949,41 +949,26 @@ CUDIS_HD static inline bool ccht_policy_prefers(uint32_t policy, uint32_t age, i
     }
 }
 
-/* The clock a full pair's ages count from, for the policies with their own
- * bits: the pair's youngest stamp when it is ahead of ours. Ops of one
- * batch run in any order on the device (and on several host threads), so a
- * slot may hold a later op's stamp; counted from ours every such key would
- * look brand new. One op at a time: no change. */
-CUDIS_HD static inline uint32_t ccht_pair_now(const ccht_view *v, const ccht_hkey *hk, uint32_t n,
-                                              uint32_t now)
-{
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t st =
-            cudis_load_relaxed_u32(ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2, k % v->ways));
-        int32_t ahead = (int32_t)((st & ~CCHT_CUDIS_LOW) - (now & ~CCHT_CUDIS_LOW));
-        if (ahead > 0) {
-            now += (uint32_t)ahead;
-        }
-    }
-    return now;
-}
-
 /* allkeys-rrip's victim in a full pair of nb buckets (see above); under
- * the pair lock. Ages the pair when no slot is at 3. */
+ * the pair lock. Ages the pair when no slot is at 3. Ages are ranked by
+ * how far each stamp is ahead of ours (least: oldest), which is the order
+ * from any clock at or past the pair's youngest stamp (see
+ * ccht_pick_cudis). */
 CUDIS_HD static inline void ccht_pick_rrip(const ccht_view *v, const ccht_hkey *hk, uint32_t nb,
                                            uint32_t now, ccht_loc *loc)
 {
     uint32_t n = nb * v->ways;
-    now = ccht_pair_now(v, hk, n, now);
-    uint32_t best_r = 0, best_a = 0;
+    uint32_t base = now & ~CCHT_CUDIS_LOW, best_r = 0;
+    int32_t best_d = 0;
     for (uint32_t k = 0; k < n; k++) {
         uint64_t b = k < v->ways ? hk->b1 : hk->b2;
         uint32_t w = k % v->ways;
         uint32_t st = cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w));
-        uint32_t r = st & CCHT_RRIP_RRPV, a = ccht_cudis_age(now, st);
-        if (k == 0 || r > best_r || (r == best_r && a > best_a)) {
+        uint32_t r = st & CCHT_RRIP_RRPV;
+        int32_t d = (int32_t)((st & ~CCHT_CUDIS_LOW) - base); /* the oldest: least ahead */
+        if (k == 0 || r > best_r || (r == best_r && d < best_d)) {
             best_r = r;
-            best_a = a;
+            best_d = d;
             loc->bucket = b;
             loc->way = w;
         }
@@ -1004,42 +989,56 @@ CUDIS_HD static inline void ccht_pick_rrip(const ccht_view *v, const ccht_hkey *
 /* allkeys-cudis's victim in a full pair of nb buckets (see above); under
  * the pair lock. Gives second chances (re-stamps) on the way. Each round
  * but the last takes one reuse from a slot, so it ends; a bound keeps
- * readers' concurrent hits from stretching it. */
+ * readers' concurrent hits from stretching it.
+ *
+ * Ages count from the pair's clock: the pair's youngest stamp when it is
+ * ahead of ours. Ops of one batch run in any order on the device (and on
+ * several host threads), so a slot may hold a later op's stamp; counted
+ * from ours every such key would look brand new (one op at a time: no
+ * change). One pass over the pair a round finds that clock and the victim
+ * together (a miss into a full pair is the hot path of a cache that misses
+ * often): with the clock at now + ahead (ahead: the most any stamp is past
+ * ours), a slot d ticks past ours is (ahead - d) old, so the oldest slot of
+ * each kind (NEW or not) is the one least ahead. The oldest NEW slot's age
+ * plus the head start, against the oldest other slot's age, decides (the
+ * lower slot on a tie: the order a slot-by-slot rule gives). */
 CUDIS_HD static inline void ccht_pick_cudis(const ccht_view *v, const ccht_hkey *hk, uint32_t nb,
                                             uint32_t now, ccht_loc *loc)
 {
     uint32_t n = nb * v->ways;
-    now = ccht_pair_now(v, hk, n, now);
+    uint32_t base = now & ~CCHT_CUDIS_LOW;
+    int32_t ahead = 0;
     for (uint32_t round = 0;; round++) {
-        uint32_t oldest = 0;
+        int32_t least[2] = {0, 0};                  /* [NEW]: the least ahead of that kind */
+        uint32_t at[2] = {n, n}, st_at[2] = {0, 0}; /* its slot (n: none of the kind) */
         for (uint32_t k = 0; k < n; k++) {
-            uint32_t a = ccht_cudis_age(now, cudis_load_relaxed_u32(ccht_bkt_stamp(
-                                                 v, k < v->ways ? hk->b1 : hk->b2, k % v->ways)));
-            oldest = a > oldest ? a : oldest;
-        }
-        uint64_t head = (uint64_t)oldest * CCHT_CUDIS_DEMOTE / 100u;
-        uint32_t best_st = cudis_load_relaxed_u32(ccht_bkt_stamp(v, hk->b1, 0));
-        uint64_t best = ccht_cudis_age(now, best_st) + (best_st & CCHT_CUDIS_NEW ? head : 0);
-        loc->bucket = hk->b1;
-        loc->way = 0;
-        for (uint32_t k = 1; k < n; k++) {
-            uint64_t b = k < v->ways ? hk->b1 : hk->b2;
-            uint32_t w = k % v->ways;
-            uint32_t st = cudis_load_relaxed_u32(ccht_bkt_stamp(v, b, w));
-            uint64_t eff = ccht_cudis_age(now, st) + (st & CCHT_CUDIS_NEW ? head : 0);
-            if (eff > best) {
-                best = eff;
-                best_st = st;
-                loc->bucket = b;
-                loc->way = w;
+            uint32_t st = cudis_load_relaxed_u32(
+                ccht_bkt_stamp(v, k < v->ways ? hk->b1 : hk->b2, k % v->ways));
+            int32_t d = (int32_t)((st & ~CCHT_CUDIS_LOW) - base);
+            int kind = (st & CCHT_CUDIS_NEW) != 0;
+            ahead = d > ahead ? d : ahead;
+            if (at[kind] == n || d < least[kind]) {
+                least[kind] = d;
+                at[kind] = k;
+                st_at[kind] = st;
             }
         }
+        int64_t age[2]; /* from the pair's clock; -1: no slot of the kind */
+        for (int i = 0; i < 2; i++) {
+            age[i] = at[i] == n ? -1 : (int64_t)ahead - least[i];
+        }
+        uint64_t oldest = (uint64_t)(age[0] > age[1] ? age[0] : age[1]);
+        int64_t eff_new = age[1] < 0 ? -1 : age[1] + (int64_t)(oldest * CCHT_CUDIS_DEMOTE / 100u);
+        int win = eff_new > age[0] || (eff_new == age[0] && at[1] < at[0]) ? 1 : 0;
+        uint32_t k = at[win], best_st = st_at[win];
+        loc->bucket = k < v->ways ? hk->b1 : hk->b2;
+        loc->way = k % v->ways;
         loc->word = cudis_load_relaxed_u64(ccht_bkt_slot(v, loc->bucket, loc->way));
         if ((best_st & CCHT_CUDIS_CNT) == 0 || round >= 3 * n) {
             return;
         }
         cudis_store_relaxed_u32(ccht_bkt_stamp(v, loc->bucket, loc->way),
-                                (now & ~CCHT_CUDIS_LOW) | ((best_st & CCHT_CUDIS_CNT) - 1u));
+                                (base + (uint32_t)ahead) | ((best_st & CCHT_CUDIS_CNT) - 1u));
     }
 }
 
