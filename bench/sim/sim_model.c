@@ -55,7 +55,7 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
     cfg->ghost = ghost;
     cfg->freq = freq;
     cfg->adapt = adapt && ghost && demote != 0;
-    cfg->local = local && demote != 0 && !adapt;
+    cfg->local = local && demote != 0;
     return adapt == cfg->adapt && local == cfg->local;
 }
 
@@ -192,7 +192,7 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
                 }
                 if (cfg->local) {
                     /* a new key ranks as if demote% of the pair's oldest age older */
-                    uint64_t head = (clock - oldest) * cfg->demote / 100, best = 0;
+                    uint64_t head = (uint64_t)((double)(clock - oldest) * demote / 100.0), best = 0;
                     for (int k = 0; k < nbk; k++) {
                         for (uint32_t w = 0; w < W; w++) {
                             uint64_t s = b[k] * W + w;

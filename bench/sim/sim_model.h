@@ -49,13 +49,14 @@ typedef struct sim_model_cfg {
                         * stays its arrival; no average of victims' ages) */
 } sim_model_cfg;
 
-/* Parse a label "modelW[s][e][cN][qP][g][f][a]" into cfg's ways, emptier,
- * choices, demote, ghost, freq and adapt (the rest of cfg is left alone): W ways; s =
+/* Parse a label "modelW[s][e][cN][qP][l][g][f][a]" into cfg's ways, emptier,
+ * choices, demote, local, ghost, freq and adapt (the rest of cfg is left alone): W ways; s =
  * the CCHT's stamp slack rule (slots/256, at most 1024; else 0: *ccht_slack
  * says which); e = a free slot goes into the emptier of the two buckets
  * (else b1 first); cN = N candidate buckets (2..4, a what-if: the CCHT has
- * 2); qP = quick demotion by P% (1..99); g = the ghost; f = the counters;
- * a = P adapts (needs q and g). Returns true for a
+ * 2); qP = quick demotion by P% (1..99); l = by the pair's own age (needs
+ * q); g = the ghost; f = the counters; a = P adapts (needs q and g; with l
+ * the pair's head start moves). Returns true for a
  * model label. */
 bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack);
 

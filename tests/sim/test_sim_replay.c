@@ -160,6 +160,9 @@ Test(sim_replay, model_with_one_bucket_is_lru, .timeout = 60)
     cr_assert(p.ways == 8 && !s && p.emptier && p.demote == 75 && p.ghost);
     cr_assert(sim_model_parse("model8q50gfa", &p, &s));
     cr_assert(p.demote == 50 && p.ghost && p.freq && p.adapt);
+    cr_assert(sim_model_parse("model8eq90lgfa", &p, &s));
+    cr_assert(p.demote == 90 && p.local && p.ghost && p.freq && p.adapt);
+    cr_assert_not(sim_model_parse("model8l", &p, &s), "l needs q");
     cr_assert_not(sim_model_parse("model8q50a", &p, &s), "a needs the ghost");
     cr_assert_not(sim_model_parse("model", &p, &s));
     cr_assert_not(sim_model_parse("cpu8", &p, &s));
