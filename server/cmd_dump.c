@@ -3,11 +3,12 @@
  * cudis in Redis's serialization (an RDB string object, the RDB version,
  * its CRC-64), and OBJECT says what Redis would say of a string.
  *
- * DUMP writes the string as Redis does without compression: an integer
- * that fits 32 bits in its integer encoding, anything else raw (Redis
- * reads both); a hash as RDB_TYPE_HASH (its length, then field and value
- * strings), a set as RDB_TYPE_SET (its members), a list as RDB_TYPE_LIST
- * (its elements), which every Redis reads.
+ * DUMP writes a string as Redis does: an integer that fits 32 bits in its
+ * integer encoding, one over 20 bytes LZF-compressed when rdbcompression
+ * is yes and that saves 4 bytes or more, anything else raw; a hash as
+ * RDB_TYPE_HASH (its length, then field and value strings), a set as
+ * RDB_TYPE_SET (its members), a list as RDB_TYPE_LIST (its elements),
+ * which every Redis reads.
  * RESTORE reads raw, integer and LZF-compressed strings, hashes as
  * RDB_TYPE_HASH and as the listpack Redis 7 DUMPs a small hash to, sets as
  * RDB_TYPE_SET, intsets and 7.2's set listpacks, lists as RDB_TYPE_LIST
@@ -20,6 +21,7 @@
 #include <string.h>
 
 #include "cudis_time.h"
+#include "lzf.h"
 #include "server_internal.h"
 
 #define RES(b, p, k) (&(b)->res[(p)->op0 + (k)])
@@ -161,8 +163,36 @@ static void put_str(sbuf *o, const uint8_t *v, uint32_t n)
     }
 }
 
+/* Redis's LZF string (RDB_ENC_LZF: the compressed and the original
+ * length, then the stream) when rdbcompression is yes, the string is over
+ * 20 bytes and it compresses to at most n - 4 of them, as rdbSaveRawString
+ * decides; false otherwise (nothing written). */
+static bool put_lzf(sbuf *o, const void *s, size_t n)
+{
+    if (!srv.cfg.rdb_compression || n <= 20) {
+        return false;
+    }
+    enum { HDR = 1 + 9 + 9 }; /* the most the encoding byte and two lengths take */
+    sbuf_reserve(o, HDR + n); /* the stream goes HDR bytes past the end first */
+    size_t start = o->len;
+    size_t c = lzf_compress(s, n, (uint8_t *)o->p + start + HDR, n - 4);
+    if (c == 0) {
+        return false;
+    }
+    uint8_t enc = 0xc3; /* RDB_ENCVAL << 6 | RDB_ENC_LZF */
+    sbuf_add(o, &enc, 1);
+    rdb_put_len(o, c);
+    rdb_put_len(o, n); /* within the room reserved: no move of o->p */
+    memmove(o->p + o->len, o->p + start + HDR, c);
+    o->len += c;
+    return true;
+}
+
 void rdb_put_string(sbuf *o, const void *s, size_t n)
 {
+    if (put_lzf(o, s, n)) {
+        return;
+    }
     rdb_put_len(o, n);
     sbuf_add(o, s, n);
 }
@@ -290,46 +320,6 @@ bool rdb_get_len(rd *r, uint64_t *n, int *enc)
     }
     default: *enc = b & 0x3f; return true;
     }
-}
-
-/* LZF (Marc Lehmann's format, as Redis's lzf_d): false on a bad stream. */
-static bool lzf_decompress(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
-{
-    const uint8_t *ip = in, *ie = in + n;
-    uint8_t *op = out, *oe = out + cap;
-    while (ip < ie) {
-        unsigned ctrl = *ip++;
-        if (ctrl < 32) { /* a literal run */
-            size_t len = ctrl + 1;
-            if ((size_t)(oe - op) < len || (size_t)(ie - ip) < len) {
-                return false;
-            }
-            memcpy(op, ip, len);
-            op += len;
-            ip += len;
-        } else { /* a back reference */
-            size_t len = ctrl >> 5;
-            if (len == 7) {
-                if (ip >= ie) {
-                    return false;
-                }
-                len += *ip++;
-            }
-            if (ip >= ie) {
-                return false;
-            }
-            size_t back = ((size_t)(ctrl & 0x1f) << 8) + *ip++ + 1;
-            len += 2;
-            if (back > (size_t)(op - out) || (size_t)(oe - op) < len) {
-                return false;
-            }
-            for (size_t i = 0; i < len; i++) { /* may overlap */
-                op[i] = op[(ptrdiff_t)i - (ptrdiff_t)back];
-            }
-            op += len;
-        }
-    }
-    return op == oe;
 }
 
 uint8_t *rdb_get_string(rd *r, uint32_t *len)

@@ -204,6 +204,10 @@ const config_option config_table[] = {
      "Directory of the RDB file (dbfilename) and its temp files; fixed at start, as dbfilename (Redis 7's protected configs: CONFIG SET cannot point file writes elsewhere)."},
     {"dbfilename", OPT_STR, "dump.rdb", 0, 0, NULL, false, OFF(dbfilename),
      "Name of the RDB file in dir: SAVE, BGSAVE and SHUTDOWN SAVE write it (Redis's RDB version 10), the server loads it at start when it exists."},
+    {"rdbcompression", OPT_BOOL, "yes", 0, 0, NULL, true, OFF(rdb_compression),
+     "Compress the strings of dump.rdb files and DUMP/MIGRATE payloads with LZF (those over 20 bytes that shrink by 4 or more), as Redis does; no: raw (faster saves, bigger files)."},
+    {"rdbchecksum", OPT_BOOL, "yes", 0, 0, NULL, false, OFF(rdb_checksum),
+     "End dump.rdb files with their CRC-64, checked at load; no: the CRC is written as 0 and not checked (as Redis: a file whose CRC is 0 loads unchecked either way); fixed at start."},
     {"appendonly", OPT_ENUM, "no", 0, 0, "no", false, OFF(appendonly),
      "Accepted for compatibility; always no (no append-only file: persistence is RDB snapshots, see save)."},
 };

@@ -80,6 +80,7 @@ typedef struct srv_config {
     char *save;
     char *dir;
     char *dbfilename;
+    bool rdb_compression, rdb_checksum;
     char *appendonly;
     long long slowlog_log_slower_than;
     long long slowlog_max_len;

@@ -169,6 +169,7 @@ typedef struct snapshot {
     char tmp[4096];
     sbuf buf;
     uint64_t crc, bytes;
+    bool checksum;        /* rdbchecksum at the start: CRC the file (else its CRC is 0) */
     atomic_ullong keys;   /* written so far (INFO reads it from any loop) */
     atomic_bool active;   /* a SAVE or BGSAVE holds this state: one at a time */
     int sel;              /* the database of the last SELECTDB written, -1 none */
@@ -241,7 +242,9 @@ static void path_of(char *buf, size_t cap, const char *name)
  * the writer thread). */
 static void file_put(const char *p, size_t n)
 {
-    S.crc = rdb_crc64(S.crc, p, n);
+    if (S.checksum) {
+        S.crc = rdb_crc64(S.crc, p, n);
+    }
     S.bytes += n;
     while (n > 0 && !atomic_load(&S.failed)) {
         ssize_t w = write(S.fd, p, n);
@@ -532,6 +535,7 @@ static int snap_begin_(loop *lp, bool bg)
     S.bg = bg;
     atomic_store(&S.failed, false);
     S.crc = 0;
+    S.checksum = srv.cfg.rdb_checksum;
     S.bytes = 0;
     atomic_store(&S.keys, 0);
     S.sel = -1;
@@ -1008,14 +1012,17 @@ int rdb_load_image(loop *lp, const uint8_t *data, size_t n, bool functions, rdb_
         snprintf(L.err, sizeof(L.err), "Can't handle RDB format version %d", ver);
     }
     size_t body_end = n;
-    if (ok && ver >= 5) { /* an 8-byte CRC follows EOF; 0: not computed */
+    /* an 8-byte CRC follows EOF; 0: not computed; rdbchecksum no: unchecked */
+    if (ok && ver >= 5) {
         ok = n >= 9 + 9;
         body_end = ok ? n - 8 : n;
         uint64_t want = 0;
         for (int i = 0; ok && i < 8; i++) {
             want |= (uint64_t)data[n - 8 + i] << (8 * i);
         }
-        if (ok && want != 0 && rdb_crc64(0, data, n - 8) != want) {
+        if (ok && srv.cfg.rdb_checksum && want == 0) {
+            log_msg(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
+        } else if (ok && srv.cfg.rdb_checksum && rdb_crc64(0, data, n - 8) != want) {
             ok = false;
             snprintf(L.err, sizeof(L.err), "Wrong RDB checksum");
         } else if (!ok) {

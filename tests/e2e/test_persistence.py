@@ -7,6 +7,8 @@ redis-server writes (with its listpack, intset, quicklist and skiplist
 encodings, a big hash) loads into the server under test. A BGSAVE holds
 the keys as they were when it started while clients overwrite, delete and
 create keys during it. A corrupt file stops the server from starting.
+rdbcompression (LZF strings in files and DUMP, or raw) and rdbchecksum
+(a zero CRC written, no check at load) behave as Redis's.
 Validated against redis-server first (then both sides are redis-server).
 Fails when /usr/bin/redis-server is missing (scripts/deps.sh installs it).
   /usr/bin/python3 test_persistence.py --server PATH   (or CUDIS_E2E_SERVER=...)
@@ -31,26 +33,31 @@ REDIS = "/usr/bin/redis-server"
 LIB = "#!lua name=plib\nredis.register_function('pf', function(keys, args) return 42 end)"
 
 
+def value_of(r, k):
+    """(type, value) of key k."""
+    t = r.type(k).decode()
+    if t == "string":
+        v = r.get(k)
+    elif t == "hash":
+        v = r.hgetall(k)
+    elif t == "set":
+        v = sorted(r.smembers(k))
+    elif t == "list":
+        v = r.lrange(k, 0, -1)
+    elif t == "zset":
+        v = r.zrange(k, 0, -1, withscores=True)
+    else:
+        v = None
+    return t, v
+
+
 def dataset(r, dbs=16):
     """Every key of every database: (db, key) -> (type, value, has_ttl)."""
     out = {}
     for db in range(dbs):
         r.execute_command("SELECT", db)
         for k in r.scan_iter(count=1000):
-            t = r.type(k).decode()
-            if t == "string":
-                v = r.get(k)
-            elif t == "hash":
-                v = r.hgetall(k)
-            elif t == "set":
-                v = sorted(r.smembers(k))
-            elif t == "list":
-                v = r.lrange(k, 0, -1)
-            elif t == "zset":
-                v = r.zrange(k, 0, -1, withscores=True)
-            else:
-                v = None
-            out[(db, k)] = (t, v, r.pttl(k) > 0)
+            out[(db, k)] = value_of(r, k) + (r.pttl(k) > 0,)
     r.execute_command("SELECT", 0)
     return out
 
@@ -301,6 +308,80 @@ class Persistence(unittest.TestCase):
             time.sleep(0.05)
         self.assertTrue(os.path.exists(os.path.join(self.dir, "dump.rdb")))
         self.assertTrue(r.config_set("save", ""))
+
+    def test_rdbcompression(self):
+        """rdbcompression yes (the default) writes strings over 20 bytes as
+        LZF in the file and in DUMP, no writes them raw; either file loads
+        into redis-server and passes redis-check-rdb."""
+        s, r = self.start(BIN)
+        self.assertEqual(r.config_get("rdb*")["rdbcompression"], "yes")
+        p = r.pipeline(transaction=False)
+        for i in range(2000):
+            p.set("compressible:key:name:%06d" % i, "ab%d" % (i % 10) * 300)
+        p.set("incompressible", os.urandom(5000))
+        p.set("short", "x" * 20)
+        p.execute()
+        fill(r)
+        want = dataset(r)
+        self.assertLess(len(r.dump("compressible:key:name:000001")), 100)
+        self.assertEqual(len(r.dump("short")), 1 + 1 + 20 + 10)  # type, length, bytes, footer
+        dumps = {k: r.dump(k) for k in (b"incompressible", b"s:bin", b"h:big", b"l:long")}
+        path = os.path.join(self.dir, "dump.rdb")
+        sizes = {}
+        for comp in ("yes", "no"):
+            self.assertTrue(r.config_set("rdbcompression", comp))
+            self.assertTrue(r.save())
+            sizes[comp] = os.path.getsize(path)
+            check = subprocess.run(["/usr/bin/redis-check-rdb", path], capture_output=True, text=True)
+            self.assertEqual(check.returncode, 0, check.stdout + check.stderr)
+            shutil.copy(path, path + "." + comp)
+        self.assertGreater(len(r.dump("compressible:key:name:000001")), 900)
+        for k, d in dumps.items():  # RESTORE reads either form
+            self.assertTrue(r.restore(k + b":again", 0, d))
+            self.assertEqual(value_of(r, k + b":again"), value_of(r, k))
+            r.delete(k + b":again")
+        self.assertLess(sizes["yes"] * 5, sizes["no"])
+        self.stop(s)
+        for comp in ("yes", "no"):
+            shutil.copy(path + "." + comp, path)
+            for binary in (REDIS, BIN):
+                s2, r2 = self.start(binary)
+                self.check_loaded(want, r2)
+                self.stop(s2)
+
+    def test_rdbchecksum_no(self):
+        """rdbchecksum no: the file ends in a zero CRC, loads everywhere; a
+        server with rdbchecksum no does not check a file's CRC at load."""
+        s, r = self.start(BIN, ["--rdbchecksum", "no", "--rdbcompression", "no"])
+        self.assertEqual(r.config_get("rdbchecksum")["rdbchecksum"], "no")
+        r.set("a", "A" * 100)
+        r.set("b", "2")
+        self.assertTrue(r.save())
+        self.stop(s)
+        path = os.path.join(self.dir, "dump.rdb")
+        with open(path, "rb") as f:
+            self.assertEqual(f.read()[-8:], bytes(8))
+        for binary in (REDIS, BIN):
+            s2, r2 = self.start(binary)
+            self.assertEqual(r2.mget("a", "b"), [b"A" * 100, b"2"])
+            self.stop(s2)
+        s, r = self.start(BIN, ["--rdbcompression", "no"])  # rdbchecksum: fixed at start
+        with self.assertRaises(redis.ResponseError) as cm:
+            r.config_set("rdbchecksum", "no")
+        self.assertEqual(str(cm.exception), "CONFIG SET failed (possibly related to argument "
+                         "'rdbchecksum') - can't set immutable config")
+        self.assertTrue(r.save())
+        self.stop(s)
+        with open(path, "r+b") as f:  # a CRC again; one byte of a's value changed
+            data = bytearray(f.read())
+            self.assertNotEqual(data[-8:], bytes(8))
+            data[data.index(b"A" * 100) + 50] = ord("B")
+            f.seek(0)
+            f.write(data)
+        with self.assertRaises(RuntimeError):  # checked: the start fails
+            self.start(BIN)
+        s3, r3 = self.start(BIN, ["--rdbchecksum", "no"])  # unchecked: loads as it is
+        self.assertEqual(r3.get("a"), b"A" * 50 + b"B" + b"A" * 49)
 
     def test_corrupt_file_stops_the_start(self):
         s, r = self.start(BIN)
