@@ -22,15 +22,23 @@
 #define LZF_MAX_OFF 8192
 #define LZF_MAX_REF (264) /* (7 + 255) + 2 */
 
-static inline uint32_t lzf_hash(const uint8_t *p, unsigned hlog)
+/* The slot of 3 bytes held in the low 24 bits of v. */
+static inline uint32_t lzf_slot(uint32_t v, unsigned hlog)
 {
-    uint32_t v = (uint32_t)p[0] << 16 | (uint32_t)p[1] << 8 | p[2];
-    return (v * 2654435761u) >> (32 - hlog);
+    return ((v & 0xffffffu) * 2654435761u) >> (32 - hlog);
+}
+
+static inline uint32_t lzf_next3(uint32_t v, const uint8_t *in, size_t i, size_t n)
+{
+    return v << 8 | (i + 2 < n ? in[i + 2] : 0); /* the 3 bytes at i, from those at i - 1 */
 }
 
 size_t lzf_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
 {
-    /* position + 1 of the latest 3 bytes of a hash (0: none); no more
+    if (n == 0 || cap == 0 || n >= UINT32_MAX) {
+        return 0;
+    }
+    /* position + 1 of the latest 3 bytes of a slot (0: none); no more
      * slots than about the input has positions, so a short string does
      * not pay for clearing 64 KB */
     uint32_t htab[1u << LZF_HLOG_MAX];
@@ -39,20 +47,18 @@ size_t lzf_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
         hlog++;
     }
     memset(htab, 0, sizeof(htab[0]) << hlog);
-    size_t ip = 0, op = 0, lit_at = 0; /* lit_at: where the open run's control byte goes */
+    size_t ip = 0, op = 1, lit_at = 0; /* op: past the first run's control byte, at lit_at */
     uint32_t lit = 0;                  /* bytes in the open literal run */
-    if (n == 0 || cap == 0) {
-        return 0;
-    }
-    op = 1; /* room for the first run's control byte */
+    uint32_t v = (uint32_t)in[0] << 8 | (n > 1 ? in[1] : 0); /* the bytes at ip - 1 */
     while (ip < n) {
         size_t ref = 0, len = 0;
-        if (ip + 2 < n && ip <= UINT32_MAX - 1) {
-            uint32_t h = lzf_hash(in + ip, hlog);
+        v = lzf_next3(v, in, ip, n);
+        if (ip + 2 < n) {
+            uint32_t h = lzf_slot(v, hlog);
             size_t cand = htab[h];
             htab[h] = (uint32_t)(ip + 1);
-            if (cand != 0 && ip - (cand - 1) <= LZF_MAX_OFF &&
-                memcmp(in + cand - 1, in + ip, 3) == 0) {
+            if (cand != 0 && ip - (cand - 1) <= LZF_MAX_OFF && in[cand - 1] == in[ip] &&
+                in[cand] == in[ip + 1] && in[cand + 1] == in[ip + 2]) {
                 ref = cand - 1;
                 len = 3;
                 size_t most = n - ip < LZF_MAX_REF ? n - ip : LZF_MAX_REF;
@@ -99,8 +105,9 @@ size_t lzf_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
         /* the positions inside the match go into the table too */
         size_t end = ip + len;
         for (ip++; ip < end; ip++) {
-            if (ip + 2 < n && ip <= UINT32_MAX - 1) {
-                htab[lzf_hash(in + ip, hlog)] = (uint32_t)(ip + 1);
+            v = lzf_next3(v, in, ip, n);
+            if (ip + 2 < n) {
+                htab[lzf_slot(v, hlog)] = (uint32_t)(ip + 1);
             }
         }
         lit = 0;
