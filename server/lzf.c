@@ -33,6 +33,21 @@ static inline uint32_t lzf_next3(uint32_t v, const uint8_t *in, size_t i, size_t
     return v << 8 | (i + 2 < n ? in[i + 2] : 0); /* the 3 bytes at i, from those at i - 1 */
 }
 
+/* Open a new literal run at op: its control byte's place is kept (when
+ * input is left) and filled when the run closes. False: no room. */
+static inline bool lzf_open_run(size_t *op, size_t *lit_at, uint32_t *lit, bool more, size_t cap)
+{
+    *lit = 0;
+    *lit_at = *op;
+    if (more) {
+        if (*op >= cap) {
+            return false;
+        }
+        (*op)++;
+    }
+    return true;
+}
+
 size_t lzf_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
 {
     if (n == 0 || cap == 0 || n >= UINT32_MAX) {
@@ -74,13 +89,8 @@ size_t lzf_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
             out[op++] = in[ip++];
             if (++lit == LZF_MAX_LIT) { /* close the run, open the next */
                 out[lit_at] = (uint8_t)(lit - 1);
-                lit = 0;
-                lit_at = op;
-                if (ip < n) {
-                    if (op >= cap) {
-                        return 0;
-                    }
-                    op++;
+                if (!lzf_open_run(&op, &lit_at, &lit, ip < n, cap)) {
+                    return 0;
                 }
             }
             continue;
@@ -110,13 +120,8 @@ size_t lzf_compress(const uint8_t *in, size_t n, uint8_t *out, size_t cap)
                 htab[lzf_slot(v, hlog)] = (uint32_t)(ip + 1);
             }
         }
-        lit = 0;
-        lit_at = op;
-        if (ip < n) {
-            if (op >= cap) {
-                return 0;
-            }
-            op++;
+        if (!lzf_open_run(&op, &lit_at, &lit, ip < n, cap)) {
+            return 0;
         }
     }
     if (lit > 0) {
