@@ -1323,20 +1323,12 @@ static bool chan_ok(const acl_sel *s, const char *ch, uint32_t n, bool literal)
     return false;
 }
 
-typedef struct keyref {
-    int pos;
-    uint16_t flags;
-} keyref;
-
-/* The arguments of cmd that are keys, with their key spec flags (Redis's
- * getKeysFromCommandWithSpecs): where the key specs find them, else
- * where cmd_keys_of does with the flags of the command's specs. */
-#define KEYS_SMALL 16 /* commands of up to this many arguments allocate nothing */
-
 /* Where a key spec finds its keys in argv (Redis's getKeysUsingKeySpecs):
- * false when it finds none (its keyword is absent, its count invalid). */
-static bool spec_range(const acl_keyspec *ks, int argc, char **argv, uint32_t *lens, int *first,
-                       int *last, int *step)
+ * 1 with the range; 0 when its keyword is absent (no keys); -1 when the
+ * spec cannot apply (an invalid count, a range out of argv: Redis then
+ * gives up on the specs). */
+static int spec_range(const acl_keyspec *ks, int argc, char **argv, uint32_t *lens, int *first,
+                      int *last, int *step)
 {
     int f = 0;
     if (ks->bs == KS_BS_INDEX) {
@@ -1354,10 +1346,10 @@ static bool spec_range(const acl_keyspec *ks, int argc, char **argv, uint32_t *l
             }
         }
         if (!f) {
-            return false;
+            return 0;
         }
     } else {
-        return false;
+        return -1;
     }
     int l = f, st = 1;
     if (ks->fk == KS_FK_RANGE) {
@@ -1374,17 +1366,20 @@ static bool spec_range(const acl_keyspec *ks, int argc, char **argv, uint32_t *l
         long long nk;
         int ni = f + ks->a;
         if (ni >= argc || !util_str2ll(argv[ni], lens[ni], &nk) || nk < 0 || nk > argc) {
-            return false;
+            return -1;
         }
         f += ks->b;
         l = f + ((int)nk - 1) * st;
     } else {
-        return false;
+        return -1;
+    }
+    if (l >= argc || l < f || f >= argc) {
+        return -1;
     }
     *first = f;
-    *last = l < argc ? l : argc - 1;
+    *last = l;
     *step = st;
-    return true;
+    return 1;
 }
 
 static bool spec_complete(const acl_spec *sp)
@@ -1401,15 +1396,15 @@ static bool spec_complete(const acl_spec *sp)
     return true;
 }
 
-static void keys_push(keyref **k, int *n, int *cap, keyref *small, int pos, uint16_t flags)
+static void keys_push(acl_keyref **k, int *n, int *cap, acl_keyref *small, int pos, uint16_t flags)
 {
     if (*n == *cap) {
         *cap *= 2;
         if (*k == small) {
-            *k = xmalloc((size_t)*cap * sizeof(keyref));
-            memcpy(*k, small, (size_t)*n * sizeof(keyref));
+            *k = xmalloc((size_t)*cap * sizeof(acl_keyref));
+            memcpy(*k, small, (size_t)*n * sizeof(acl_keyref));
         } else {
-            *k = xrealloc(*k, (size_t)*cap * sizeof(keyref));
+            *k = xrealloc(*k, (size_t)*cap * sizeof(acl_keyref));
         }
     }
     (*k)[*n].pos = pos;
@@ -1418,23 +1413,30 @@ static void keys_push(keyref **k, int *n, int *cap, keyref *small, int pos, uint
 }
 
 /* The arguments of cmd that are keys, with their key spec flags (Redis's
- * getKeysFromCommandWithSpecs): from the key specs when they are complete;
+ * getKeysFromCommandWithSpecs): from the key specs when they are complete
+ * (none when one cannot apply, as Redis's key finders then find none);
  * else where cmd_keys_of finds them (SORT, MIGRATE...), each with the
- * flags of the specs that find it there, or of all the command's specs. */
+ * flags of the specs that find it there, less incomplete; one no spec
+ * finds has those of the writing specs of unknown place (SORT's STORE),
+ * else of all the command's specs. */
 static int keys_with_flags(const command *cmd, int argc, char **argv, uint32_t *lens,
-                           keyref *small, keyref **out)
+                           acl_keyref *small, acl_keyref **out)
 {
     const acl_spec *sp = A.specs[cmd_idx(cmd)];
-    keyref *k = small;
-    int n = 0, cap = KEYS_SMALL;
+    acl_keyref *k = small;
+    int n = 0, cap = ACL_KEYS_SMALL;
     if (A.complete[cmd_idx(cmd)]) {
         for (int j = 0; j < sp->nspecs; j++) {
             const acl_keyspec *ks = &sp->ks[j];
             int first, last, step;
-            if ((ks->flags & KS_NOT_KEY) || !spec_range(ks, argc, argv, lens, &first, &last, &step)) {
-                continue;
+            int r = (ks->flags & KS_NOT_KEY)
+                        ? 0
+                        : spec_range(ks, argc, argv, lens, &first, &last, &step);
+            if (r < 0) {
+                n = 0; /* as Redis's own key finders then: none (the command's error says why) */
+                break;
             }
-            for (int i = first; i <= last && i >= 1; i += step) {
+            for (int i = first; r > 0 && i <= last && i >= 1; i += step) {
                 keys_push(&k, &n, &cap, small, i, ks->flags);
             }
         }
@@ -1443,21 +1445,28 @@ static int keys_with_flags(const command *cmd, int argc, char **argv, uint32_t *
         int np = cmd_keys_of(cmd, argc, argv, lens, pos, argc > 0 ? argc : 1);
         np = np < argc ? np : argc;
         uint16_t *found = xcalloc((size_t)(argc > 0 ? argc : 1), sizeof(uint16_t));
-        uint16_t any = 0;
+        uint16_t any = 0, unknown_w = 0;
         for (int j = 0; sp && j < sp->nspecs; j++) {
             const acl_keyspec *ks = &sp->ks[j];
             int first, last, step;
             any |= ks->flags;
-            if ((ks->flags & KS_NOT_KEY) || !spec_range(ks, argc, argv, lens, &first, &last, &step)) {
+            if ((ks->flags & KS_NOT_KEY) ||
+                spec_range(ks, argc, argv, lens, &first, &last, &step) <= 0) {
+                if (ks->bs == KS_BS_UNKNOWN && (ks->flags & (KS_OW | KS_RW | KS_RM))) {
+                    unknown_w |= ks->flags; /* SORT's STORE: the key no spec finds */
+                }
                 continue;
             }
             for (int i = first; i <= last && i >= 1; i += step) {
-                found[i] |= ks->flags;
+                found[i] |= ks->flags & ~KS_INCOMPLETE;
             }
         }
-        if (any == 0) {
+        if (unknown_w != 0) {
+            any = unknown_w;
+        } else if (any == 0) {
             any = (cmd->flags & CMD_WRITE) ? (KS_RW | KS_ACCESS | KS_UPDATE) : (KS_RO | KS_ACCESS);
         }
+        any &= ~KS_INCOMPLETE;
         for (int i = 0; i < np; i++) {
             if (pos[i] >= 0 && pos[i] < argc) {
                 keys_push(&k, &n, &cap, small, pos[i], found[pos[i]] ? found[pos[i]] : any);
@@ -1484,6 +1493,17 @@ static int keys_with_flags(const command *cmd, int argc, char **argv, uint32_t *
     return n;
 }
 
+int acl_cmd_keys(const command *cmd, int argc, char **argv, uint32_t *lens, acl_keyref *small,
+                 acl_keyref **out)
+{
+    return keys_with_flags(cmd, argc, argv, lens, small, out);
+}
+
+const acl_spec *acl_cmd_spec(const command *cmd)
+{
+    return A.specs ? A.specs[cmd_idx(cmd)] : NULL;
+}
+
 static bool has_channels(const command *cmd)
 {
     return cmd->fn == cmd_publish || cmd->fn == cmd_spublish || cmd->fn == cmd_subscribe ||
@@ -1492,7 +1512,7 @@ static bool has_channels(const command *cmd)
 
 /* Redis's ACLSelectorCheckCmd. */
 static int sel_check(const acl_sel *s, const command *cmd, int argc, char **argv, uint32_t *lens,
-                     int *pos, keyref *small, keyref **keys, int *nkeys)
+                     int *pos, acl_keyref *small, acl_keyref **keys, int *nkeys)
 {
     int id = cmd_idx(cmd);
     if (!(s->flags & SEL_ALLCOMMANDS) && !(cmd->flags & CMD_NOAUTH) && !bit_get(s, id)) {
@@ -1537,8 +1557,8 @@ static int user_check(const acl_user *u, const command *cmd, int argc, char **ar
                       uint32_t *lens, int *pos)
 {
     int best = ACL_DENIED_CMD, best_pos = 0;
-    keyref small[KEYS_SMALL];
-    keyref *keys = NULL;
+    acl_keyref small[ACL_KEYS_SMALL];
+    acl_keyref *keys = NULL;
     int nkeys = -1;
     bool ok = false;
     for (int i = 0; i < u->nsels && !ok; i++) {

@@ -138,6 +138,24 @@ void acl_deny(conn *c, const command *cmd, int res, int pos, int ctx, char **arg
  * loop asks after CONN_ACL_CHECK: else c is closed, as Redis does). */
 bool acl_subscriptions_ok(conn *c);
 
+/* A key among a command's arguments: its index in argv, its key spec flags
+ * (KS_*). */
+typedef struct acl_keyref {
+    int pos;
+    uint16_t flags;
+} acl_keyref;
+#define ACL_KEYS_SMALL 16 /* commands of up to this many arguments allocate nothing */
+
+/* The keys among argv (argv[0] the command's name), as Redis's
+ * getKeysFromCommandWithSpecs finds them (COMMAND GETKEYS, the ACL's key
+ * checks): their count, in *out, which is small (ACL_KEYS_SMALL entries)
+ * or else allocated (the caller frees it when it is not small). */
+int acl_cmd_keys(const command *cmd, int argc, char **argv, uint32_t *lens, acl_keyref *small,
+                 acl_keyref **out);
+/* The command's key specs (Redis 7.0.15's, acl_spec.c), or NULL for a
+ * command Redis does not have. */
+const acl_spec *acl_cmd_spec(const command *cmd);
+
 /* The ACL categories of a command ("@read"... as COMMAND INFO lists them). */
 uint32_t acl_cmd_cats(const command *cmd);
 const char *acl_cat_name(int bit);

@@ -4,6 +4,7 @@
  * table that drives dispatch, arity/auth checks and COMMAND output, and
  * the dispatcher itself.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -899,9 +900,70 @@ H(cmd_config_help)
  * COMMAND
  * ---------------------------------------------------------------------- */
 
+/* Redis's no_mandatory_keys: the scripts, which may name no key. */
+static bool no_mandatory_keys(const command *cmd)
+{
+    return cmd->fn == cmd_eval || cmd->fn == cmd_evalsha || cmd->fn == cmd_eval_ro ||
+           cmd->fn == cmd_evalsha_ro || cmd->fn == cmd_fcall || cmd->fn == cmd_fcall_ro;
+}
+
+/* The first key, last key and step COMMAND INFO reports, and whether the
+ * command has keys they do not find (movablekeys): from the key specs,
+ * as Redis's populateCommandLegacyRangeSpec derives them (the one range
+ * spec of an index; else the run of consecutive step-1 range specs of
+ * indexes, any other spec making the keys movable). A command Redis does
+ * not have reports the table's own. */
+typedef struct legacy_range {
+    int first, last, step;
+    bool movable;
+} legacy_range;
+
+static legacy_range legacy_of(const command *cmd)
+{
+    const acl_spec *sp = acl_cmd_spec(cmd);
+    legacy_range r = {0, 0, 0, false};
+    if (sp == NULL) {
+        r.first = cmd->first_key;
+        r.last = cmd->last_key;
+        r.step = cmd->step;
+        return r;
+    }
+    if (sp->nspecs == 1 && sp->ks[0].bs == KS_BS_INDEX && sp->ks[0].fk == KS_FK_RANGE) {
+        const acl_keyspec *ks = &sp->ks[0];
+        r.first = ks->index;
+        r.last = ks->a >= 0 ? ks->index + ks->a : ks->a;
+        r.step = ks->b;
+        r.movable = (ks->flags & KS_INCOMPLETE) != 0;
+        return r;
+    }
+    int first = INT_MAX, last = 0, prev = 0;
+    for (int j = 0; j < sp->nspecs; j++) {
+        const acl_keyspec *ks = &sp->ks[j];
+        if (ks->bs != KS_BS_INDEX || ks->fk != KS_FK_RANGE || ks->b != 1 ||
+            (prev != 0 && prev != ks->index - 1)) {
+            r.movable = true;
+            continue;
+        }
+        r.movable = r.movable || (ks->flags & KS_INCOMPLETE);
+        first = ks->index < first ? ks->index : first;
+        int abs = ks->a >= 0 ? ks->index + ks->a : ks->a;
+        last = (unsigned)abs > (unsigned)last ? abs : last; /* a negative one (from the end) wins */
+        prev = last;
+    }
+    if (first == INT_MAX) {
+        r.movable = sp->nspecs > 0;
+        return r;
+    }
+    r.first = first;
+    r.last = last;
+    r.step = 1;
+    return r;
+}
+
+/* Command flags in Redis's order (addReplyFlagsForCommand). */
 static void flags_reply(sbuf *o, const command *cmd, int proto)
 {
-    const char *names[14];
+    const char *names[16];
     int n = 0;
     uint32_t f = cmd->flags;
     if (f & CMD_WRITE) {
@@ -919,6 +981,9 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     if (f & CMD_NOSCRIPT) {
         names[n++] = "noscript";
     }
+    if (f & CMD_BLOCKING) {
+        names[n++] = "blocking";
+    }
     if (f & CMD_LOADING) {
         names[n++] = "loading";
     }
@@ -931,14 +996,17 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     if (f & CMD_NOAUTH) {
         names[n++] = "no_auth";
     }
+    if (no_mandatory_keys(cmd)) {
+        names[n++] = "no_mandatory_keys";
+    }
     if (f & CMD_NOMULTI) {
         names[n++] = "no_multi";
     }
+    if (legacy_of(cmd).movable) {
+        names[n++] = "movablekeys";
+    }
     if (f & CMD_ALLOW_BUSY) {
         names[n++] = "allow_busy";
-    }
-    if (f & CMD_BLOCKING) {
-        names[n++] = "blocking";
     }
     resp_set(o, n, proto);
     for (int i = 0; i < n; i++) {
@@ -959,43 +1027,120 @@ static void acl_reply(sbuf *o, const command *cmd, int proto)
     }
 }
 
+/* Key spec flags in Redis's order (addReplyFlagsForKeyArgs). */
+static void keyflags_reply(sbuf *o, uint16_t f, int proto)
+{
+    static const struct {
+        uint16_t bit;
+        const char *name;
+    } names[] = {{KS_RO, "RO"},
+                 {KS_RW, "RW"},
+                 {KS_OW, "OW"},
+                 {KS_RM, "RM"},
+                 {KS_ACCESS, "access"},
+                 {KS_UPDATE, "update"},
+                 {KS_INSERT, "insert"},
+                 {KS_DELETE, "delete"},
+                 {KS_NOT_KEY, "not_key"},
+                 {KS_INCOMPLETE, "incomplete"},
+                 {KS_VARIABLE_FLAGS, "variable_flags"}};
+    int n = 0;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        n += (f & names[i].bit) != 0;
+    }
+    resp_set(o, n, proto);
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (f & names[i].bit) {
+            resp_status(o, names[i].name);
+        }
+    }
+}
+
+static void kv_int(sbuf *o, const char *k, long long v)
+{
+    resp_bulks(o, k);
+    resp_int(o, v);
+}
+
+/* One key spec as COMMAND INFO's tenth element lists it (Redis's
+ * addReplyCommandKeySpecs, less the notes, which cudis does not keep). */
+static void keyspec_reply(sbuf *o, const acl_keyspec *ks, int proto)
+{
+    resp_map(o, 3, proto);
+    resp_bulks(o, "flags");
+    keyflags_reply(o, ks->flags, proto);
+    resp_bulks(o, "begin_search");
+    resp_map(o, 2, proto);
+    resp_bulks(o, "type");
+    if (ks->bs == KS_BS_INDEX) {
+        resp_bulks(o, "index");
+        resp_bulks(o, "spec");
+        resp_map(o, 1, proto);
+        kv_int(o, "index", ks->index);
+    } else if (ks->bs == KS_BS_KEYWORD) {
+        resp_bulks(o, "keyword");
+        resp_bulks(o, "spec");
+        resp_map(o, 2, proto);
+        resp_bulks(o, "keyword");
+        resp_bulks(o, ks->keyword);
+        kv_int(o, "startfrom", ks->startfrom);
+    } else {
+        resp_bulks(o, "unknown");
+        resp_bulks(o, "spec");
+        resp_map(o, 0, proto);
+    }
+    resp_bulks(o, "find_keys");
+    resp_map(o, 2, proto);
+    resp_bulks(o, "type");
+    if (ks->fk == KS_FK_RANGE) {
+        resp_bulks(o, "range");
+        resp_bulks(o, "spec");
+        resp_map(o, 3, proto);
+        kv_int(o, "lastkey", ks->a);
+        kv_int(o, "keystep", ks->b);
+        kv_int(o, "limit", ks->c);
+    } else if (ks->fk == KS_FK_KEYNUM) {
+        resp_bulks(o, "keynum");
+        resp_bulks(o, "spec");
+        resp_map(o, 3, proto);
+        kv_int(o, "keynumidx", ks->a);
+        kv_int(o, "firstkey", ks->b);
+        kv_int(o, "keystep", ks->c);
+    } else {
+        resp_bulks(o, "unknown");
+        resp_bulks(o, "spec");
+        resp_map(o, 0, proto);
+    }
+}
+
 static void command_info(sbuf *o, const command *cmd, int proto)
 {
+    legacy_range lr = legacy_of(cmd);
     resp_array(o, 10);
     resp_bulks(o, cmd_fullname(cmd));
     resp_int(o, cmd->arity);
     flags_reply(o, cmd, proto);
-    resp_int(o, cmd->first_key);
-    resp_int(o, cmd->last_key);
-    resp_int(o, cmd->step);
+    resp_int(o, lr.first);
+    resp_int(o, lr.last);
+    resp_int(o, lr.step);
     acl_reply(o, cmd, proto);
-    resp_set(o, 0, proto);  /* tips */
-    if (cmd->first_key > 0) { /* key specs */
+    resp_set(o, 0, proto); /* tips */
+    const acl_spec *sp = acl_cmd_spec(cmd);
+    if (sp != NULL) {
+        resp_array(o, sp->nspecs);
+        for (int j = 0; j < sp->nspecs; j++) {
+            keyspec_reply(o, &sp->ks[j], proto);
+        }
+    } else if (cmd->first_key > 0) { /* a command of cudis's own: its range */
+        acl_keyspec ks = {
+            .flags = (cmd->flags & CMD_WRITE) ? KS_RW : KS_RO,
+            .bs = KS_BS_INDEX,
+            .index = (int16_t)cmd->first_key,
+            .fk = KS_FK_RANGE,
+            .a = (int16_t)(cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key),
+            .b = (int16_t)cmd->step};
         resp_array(o, 1);
-        resp_map(o, 3, proto);
-        resp_bulks(o, "flags");
-        resp_set(o, 1, proto);
-        resp_status(o, (cmd->flags & CMD_WRITE) ? "RW" : "RO");
-        resp_bulks(o, "begin_search");
-        resp_map(o, 2, proto);
-        resp_bulks(o, "type");
-        resp_bulks(o, "index");
-        resp_bulks(o, "spec");
-        resp_map(o, 1, proto);
-        resp_bulks(o, "index");
-        resp_int(o, cmd->first_key);
-        resp_bulks(o, "find_keys");
-        resp_map(o, 2, proto);
-        resp_bulks(o, "type");
-        resp_bulks(o, "range");
-        resp_bulks(o, "spec");
-        resp_map(o, 3, proto);
-        resp_bulks(o, "lastkey");
-        resp_int(o, cmd->last_key < 0 ? cmd->last_key : cmd->last_key - cmd->first_key);
-        resp_bulks(o, "keystep");
-        resp_int(o, cmd->step);
-        resp_bulks(o, "limit");
-        resp_int(o, 0);
+        keyspec_reply(o, &ks, proto);
     } else {
         resp_array(o, 0);
     }
@@ -1137,22 +1282,99 @@ H(cmd_command_list)
     sbuf_free(&body);
 }
 
+/* Whether COMMAND GETKEYS has keys to find in cmd (Redis's
+ * doesCommandHaveKeys: a key spec that is not not_key). */
+static bool has_keys(const command *cmd)
+{
+    const acl_spec *sp = acl_cmd_spec(cmd);
+    if (sp == NULL) {
+        return cmd->first_key > 0;
+    }
+    for (int j = 0; j < sp->nspecs; j++) {
+        if (!(sp->ks[j].flags & KS_NOT_KEY)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* COMMAND GETKEYS / GETKEYSANDFLAGS <command> [arg ...]: the keys the
+ * command line names, found as the ACL and the cluster find them (Redis's
+ * getKeysSubcommandImpl, with its errors). */
+static void getkeys(conn *c, int argc, char **argv, uint32_t *lens, bool with_flags)
+{
+    int n = argc - 2;
+    char **av = argv + 2;
+    uint32_t *al = lens + 2;
+    const command *cmd = cmd_lookup(av[0], al[0]);
+    if (cmd != NULL && cmd->nsubs > 0 && n > 1) {
+        cmd = cmd_lookup_sub(cmd, av[1], al[1]);
+    }
+    if (cmd == NULL) {
+        conn_error(c, "ERR Invalid command specified");
+        return;
+    }
+    if (!has_keys(cmd)) {
+        conn_error(c, "ERR The command has no key arguments");
+        return;
+    }
+    if ((cmd->arity > 0 && cmd->arity != n) || n < -cmd->arity) {
+        conn_error(c, "ERR Invalid number of arguments specified for command");
+        return;
+    }
+    acl_keyref small[ACL_KEYS_SMALL];
+    acl_keyref *keys = small;
+    int nk = acl_cmd_keys(cmd, n, av, al, small, &keys);
+    if (nk == 0 && !no_mandatory_keys(cmd)) {
+        conn_error(c, "ERR Invalid arguments specified for command");
+    } else {
+        resp_array(&c->out, nk);
+        for (int j = 0; j < nk; j++) {
+            if (with_flags) {
+                resp_array(&c->out, 2);
+            }
+            resp_bulk(&c->out, av[keys[j].pos], al[keys[j].pos]);
+            if (with_flags) {
+                keyflags_reply(&c->out, keys[j].flags, c->proto);
+            }
+        }
+    }
+    if (keys != small) {
+        free(keys);
+    }
+}
+
+H(cmd_command_getkeys)
+{
+    getkeys(c, argc, argv, lens, false);
+}
+
+H(cmd_command_getkeysandflags)
+{
+    getkeys(c, argc, argv, lens, true);
+}
+
 H(cmd_command_help)
 {
     UNUSED3;
-    static const char *const lines[] = {"(no subcommand)",
-                                        "    Return details about all commands.",
-                                        "COUNT",
-                                        "    Return the total number of commands in this server.",
-                                        "LIST",
-                                        "    Return a list of all commands in this server.",
-                                        "INFO [<command-name> ...]",
-                                        "    Return details about multiple commands.",
-                                        "DOCS [<command-name> ...]",
-                                        "    Return documentation details about multiple commands.",
-                                        "HELP",
-                                        "    Prints this help.",
-                                        NULL};
+    static const char *const lines[] = {
+        "(no subcommand)",
+        "    Return details about all commands.",
+        "COUNT",
+        "    Return the total number of commands in this server.",
+        "LIST",
+        "    Return a list of all commands in this server.",
+        "INFO [<command-name> ...]",
+        "    Return details about multiple commands.",
+        "DOCS [<command-name> ...]",
+        "    Return documentation details about multiple commands.",
+        "GETKEYS <full-command>",
+        "    Return the keys from a full Redis command.",
+        "GETKEYSANDFLAGS <full-command>",
+        "    Return the keys and the access flags from a full Redis command.",
+        "HELP",
+        "    Prints this help.",
+        NULL};
     help_reply(c, "COMMAND", lines);
 }
 

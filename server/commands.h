@@ -287,19 +287,19 @@ struct command {
     X(cmd_swapdb)                                                                                  \
     X(cmd_time)                                                                                    \
     X(cmd_info)                                                                                    \
-    X(cmd_acl_cat)                                                                         \
-    X(cmd_acl_deluser)                                                                     \
-    X(cmd_acl_dryrun)                                                                      \
-    X(cmd_acl_genpass)                                                                     \
-    X(cmd_acl_getuser)                                                                     \
-    X(cmd_acl_help)                                                                        \
-    X(cmd_acl_list)                                                                        \
-    X(cmd_acl_load)                                                                        \
-    X(cmd_acl_log)                                                                         \
-    X(cmd_acl_save)                                                                        \
-    X(cmd_acl_setuser)                                                                     \
-    X(cmd_acl_users)                                                                       \
-    X(cmd_acl_whoami)                                                                      \
+    X(cmd_acl_cat)                                                                                 \
+    X(cmd_acl_deluser)                                                                             \
+    X(cmd_acl_dryrun)                                                                              \
+    X(cmd_acl_genpass)                                                                             \
+    X(cmd_acl_getuser)                                                                             \
+    X(cmd_acl_help)                                                                                \
+    X(cmd_acl_list)                                                                                \
+    X(cmd_acl_load)                                                                                \
+    X(cmd_acl_log)                                                                                 \
+    X(cmd_acl_save)                                                                                \
+    X(cmd_acl_setuser)                                                                             \
+    X(cmd_acl_users)                                                                               \
+    X(cmd_acl_whoami)                                                                              \
     X(cmd_config_get)                                                                              \
     X(cmd_config_set)                                                                              \
     X(cmd_config_resetstat)                                                                        \
@@ -310,6 +310,8 @@ struct command {
     X(cmd_command_info)                                                                            \
     X(cmd_command_docs)                                                                            \
     X(cmd_command_list)                                                                            \
+    X(cmd_command_getkeys)                                                                         \
+    X(cmd_command_getkeysandflags)                                                                 \
     X(cmd_command_help)                                                                            \
     X(cmd_memory_usage)                                                                            \
     X(cmd_memory_help)                                                                             \
@@ -317,37 +319,37 @@ struct command {
     X(cmd_memory_doctor)                                                                           \
     X(cmd_memory_malloc_stats)                                                                     \
     X(cmd_memory_purge)                                                                            \
-    X(cmd_cluster_info)                                                                         \
-    X(cmd_cluster_nodes)                                                                        \
-    X(cmd_cluster_slots)                                                                        \
-    X(cmd_cluster_shards)                                                                       \
-    X(cmd_cluster_myid)                                                                         \
-    X(cmd_cluster_myshardid)                                                                    \
-    X(cmd_cluster_keyslot)                                                                      \
-    X(cmd_cluster_countkeysinslot)                                                              \
-    X(cmd_cluster_getkeysinslot)                                                                \
-    X(cmd_cluster_addslots)                                                                     \
-    X(cmd_cluster_addslotsrange)                                                                \
-    X(cmd_cluster_delslots)                                                                     \
-    X(cmd_cluster_delslotsrange)                                                                \
-    X(cmd_cluster_flushslots)                                                                   \
-    X(cmd_cluster_setslot)                                                                      \
-    X(cmd_cluster_meet)                                                                         \
-    X(cmd_cluster_forget)                                                                       \
-    X(cmd_cluster_reset)                                                                        \
-    X(cmd_cluster_saveconfig)                                                                   \
-    X(cmd_cluster_set_config_epoch)                                                             \
-    X(cmd_cluster_bumpepoch)                                                                    \
-    X(cmd_cluster_count_failure_reports)                                                        \
-    X(cmd_cluster_replicas)                                                                     \
-    X(cmd_cluster_replicate)                                                                    \
-    X(cmd_cluster_links)                                                                        \
-    X(cmd_cluster_help)                                                                         \
-    X(cmd_asking)                                                                               \
-    X(cmd_readonly)                                                                             \
-    X(cmd_readwrite)                                                                            \
+    X(cmd_cluster_info)                                                                            \
+    X(cmd_cluster_nodes)                                                                           \
+    X(cmd_cluster_slots)                                                                           \
+    X(cmd_cluster_shards)                                                                          \
+    X(cmd_cluster_myid)                                                                            \
+    X(cmd_cluster_myshardid)                                                                       \
+    X(cmd_cluster_keyslot)                                                                         \
+    X(cmd_cluster_countkeysinslot)                                                                 \
+    X(cmd_cluster_getkeysinslot)                                                                   \
+    X(cmd_cluster_addslots)                                                                        \
+    X(cmd_cluster_addslotsrange)                                                                   \
+    X(cmd_cluster_delslots)                                                                        \
+    X(cmd_cluster_delslotsrange)                                                                   \
+    X(cmd_cluster_flushslots)                                                                      \
+    X(cmd_cluster_setslot)                                                                         \
+    X(cmd_cluster_meet)                                                                            \
+    X(cmd_cluster_forget)                                                                          \
+    X(cmd_cluster_reset)                                                                           \
+    X(cmd_cluster_saveconfig)                                                                      \
+    X(cmd_cluster_set_config_epoch)                                                                \
+    X(cmd_cluster_bumpepoch)                                                                       \
+    X(cmd_cluster_count_failure_reports)                                                           \
+    X(cmd_cluster_replicas)                                                                        \
+    X(cmd_cluster_replicate)                                                                       \
+    X(cmd_cluster_links)                                                                           \
+    X(cmd_cluster_help)                                                                            \
+    X(cmd_asking)                                                                                  \
+    X(cmd_readonly)                                                                                \
+    X(cmd_readwrite)                                                                               \
     X(cmd_migrate)                                                                                 \
-    X(cmd_restore_asking)                                                                              \
+    X(cmd_restore_asking)                                                                          \
     X(cmd_shutdown)
 #define CMD_PROTO(fn) void fn(conn *c, int argc, char **argv, uint32_t *lens);
 CMD_HANDLERS(CMD_PROTO)

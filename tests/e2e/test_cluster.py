@@ -22,7 +22,8 @@ expected; SIGKILL for whatever is left).
     in CLUSTER NODES/SLOTS/SHARDS; MOVED to the owner, CROSSSLOT (MSET, MGET,
     DEL, EVAL), MULTI with a key of another node (MOVED when queued, then
     EXECABORT), EVAL of a remote key and a script touching a non-local key;
-    redis-py's RedisCluster (1,000 keys, mget_nonatomic) and `redis-cli -c`
+    redis-py's RedisCluster (1,000 keys, mget_nonatomic, ZUNIONSTORE, LMPOP
+    and SINTERCARD, which it places by COMMAND GETKEYS) and `redis-cli -c`
     following redirections; COUNTKEYSINSLOT/GETKEYSINSLOT/DBSIZE on owners.
   AskRedirection: a slot moved by hand with SETSLOT IMPORTING/MIGRATING:
     ASK for missing keys, TRYAGAIN for a multi-key command half there, MOVED
@@ -929,6 +930,23 @@ class ThreeNodes(ClusterCase):
         for n in nodes:
             if n is not owner:
                 self.assertEqual(n.call("CLUSTER", "COUNTKEYSINSLOT", s), 0)
+        rc = RedisCluster(host="127.0.0.1", port=a.port)
+        try:
+            # commands whose keys first/last/step cannot place (movablekeys):
+            # redis-py asks COMMAND GETKEYS for them
+            for t in ("{m1}", "{m2}", "{m3}", "{m4}"):
+                rc.zadd(t + "za", {"x": 1})
+                rc.zadd(t + "zb", {"x": 2, "y": 3})
+                self.assertEqual(rc.zunionstore(t + "zd", [t + "za", t + "zb"]), 2)
+                self.assertEqual(rc.zscore(t + "zd", "x"), 3.0)
+                rc.rpush(t + "l2", "a", "b")
+                self.assertEqual(rc.lmpop(2, t + "l1", t + "l2", direction="LEFT"),
+                                 [(t + "l2").encode(), [b"a"]])
+                rc.sadd(t + "s1", "a", "b")
+                rc.sadd(t + "s2", "b", "c")
+                self.assertEqual(rc.sintercard(2, [t + "s1", t + "s2"], limit=5), 1)
+        finally:
+            rc.close()
         # redis-cli -c follows MOVED from any node
         k_far = key_where(lambda sl: sl not in a.slots, prefix="cli")
         far = self.owner(nodes, key_slot(k_far))
