@@ -1062,6 +1062,15 @@ static void kv_int(sbuf *o, const char *k, long long v)
     resp_int(o, v);
 }
 
+/* A key spec part's type and the head of its spec, a map of n fields. */
+static void spec_part(sbuf *o, const char *type, int n, int proto)
+{
+    resp_bulks(o, "type");
+    resp_bulks(o, type);
+    resp_bulks(o, "spec");
+    resp_map(o, n, proto);
+}
+
 /* One key spec as COMMAND INFO's tenth element lists it (Redis's
  * addReplyCommandKeySpecs, less the notes, which cudis does not keep). */
 static void keyspec_reply(sbuf *o, const acl_keyspec *ks, int proto)
@@ -1070,46 +1079,32 @@ static void keyspec_reply(sbuf *o, const acl_keyspec *ks, int proto)
     resp_bulks(o, "flags");
     keyflags_reply(o, ks->flags, proto);
     resp_bulks(o, "begin_search");
-    resp_map(o, 2, proto);
-    resp_bulks(o, "type");
+    resp_map(o, 2, proto); /* type, spec */
     if (ks->bs == KS_BS_INDEX) {
-        resp_bulks(o, "index");
-        resp_bulks(o, "spec");
-        resp_map(o, 1, proto);
+        spec_part(o, "index", 1, proto);
         kv_int(o, "index", ks->index);
     } else if (ks->bs == KS_BS_KEYWORD) {
-        resp_bulks(o, "keyword");
-        resp_bulks(o, "spec");
-        resp_map(o, 2, proto);
+        spec_part(o, "keyword", 2, proto);
         resp_bulks(o, "keyword");
         resp_bulks(o, ks->keyword);
         kv_int(o, "startfrom", ks->startfrom);
     } else {
-        resp_bulks(o, "unknown");
-        resp_bulks(o, "spec");
-        resp_map(o, 0, proto);
+        spec_part(o, "unknown", 0, proto);
     }
     resp_bulks(o, "find_keys");
-    resp_map(o, 2, proto);
-    resp_bulks(o, "type");
+    resp_map(o, 2, proto); /* type, spec */
     if (ks->fk == KS_FK_RANGE) {
-        resp_bulks(o, "range");
-        resp_bulks(o, "spec");
-        resp_map(o, 3, proto);
+        spec_part(o, "range", 3, proto);
         kv_int(o, "lastkey", ks->a);
         kv_int(o, "keystep", ks->b);
         kv_int(o, "limit", ks->c);
     } else if (ks->fk == KS_FK_KEYNUM) {
-        resp_bulks(o, "keynum");
-        resp_bulks(o, "spec");
-        resp_map(o, 3, proto);
+        spec_part(o, "keynum", 3, proto);
         kv_int(o, "keynumidx", ks->a);
         kv_int(o, "firstkey", ks->b);
         kv_int(o, "keystep", ks->c);
     } else {
-        resp_bulks(o, "unknown");
-        resp_bulks(o, "spec");
-        resp_map(o, 0, proto);
+        spec_part(o, "unknown", 0, proto);
     }
 }
 
