@@ -978,6 +978,9 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     if (f & CMD_ADMIN) {
         names[n++] = "admin";
     }
+    if (acl_cmd_cats(cmd) & ACLC_PUBSUB) { /* Redis's pubsub flag (cluster clients route by it) */
+        names[n++] = "pubsub";
+    }
     if (f & CMD_NOSCRIPT) {
         names[n++] = "noscript";
     }

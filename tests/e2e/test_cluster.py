@@ -23,7 +23,8 @@ expected; SIGKILL for whatever is left).
     DEL, EVAL), MULTI with a key of another node (MOVED when queued, then
     EXECABORT), EVAL of a remote key and a script touching a non-local key;
     redis-py's RedisCluster (1,000 keys, mget_nonatomic, ZUNIONSTORE, LMPOP
-    and SINTERCARD, which it places by COMMAND GETKEYS) and `redis-cli -c`
+    and SINTERCARD, which it places by COMMAND GETKEYS, PUBLISH by the
+    pubsub flag) and `redis-cli -c`
     following redirections; COUNTKEYSINSLOT/GETKEYSINSLOT/DBSIZE on owners.
   AskRedirection: a slot moved by hand with SETSLOT IMPORTING/MIGRATING:
     ASK for missing keys, TRYAGAIN for a multi-key command half there, MOVED
@@ -945,6 +946,8 @@ class ThreeNodes(ClusterCase):
                 rc.sadd(t + "s1", "a", "b")
                 rc.sadd(t + "s2", "b", "c")
                 self.assertEqual(rc.sintercard(2, [t + "s1", t + "s2"], limit=5), 1)
+            # PUBLISH goes by its channel's slot (the pubsub flag says so)
+            self.assertEqual(rc.publish("news", "hello"), 0)
         finally:
             rc.close()
         # redis-cli -c follows MOVED from any node

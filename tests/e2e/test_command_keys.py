@@ -4,9 +4,9 @@ them: COMMAND GETKEYS and GETKEYSANDFLAGS (keys found by the key specs,
 by the finders of SORT and MIGRATE, none for scripts without keys, the
 flags of each key, SET's and BITFIELD's flags by their arguments) and
 their errors (unknown command, no key arguments, wrong count, specs that
-cannot apply); COMMAND INFO's first key, last key and step and its
-movablekeys flag, which cluster clients (redis-py's RedisCluster) use to
-find a command's slot, and its key specs, for every command both servers
+cannot apply); COMMAND INFO's first key, last key and step, its
+movablekeys and pubsub flags, which cluster clients (redis-py's
+RedisCluster) use to find a command's slot, and its key specs, for every command both servers
 have, against Debian's redis-server (notes aside: cudis keeps none). Run
 by ctest (label e2e):
   /usr/bin/python3 test_command_keys.py --server PATH   (or CUDIS_E2E_SERVER=...)
@@ -142,7 +142,8 @@ class BesideRedisInfo(BesideRedis):
             ref = self.rc.call("COMMAND", "INFO", n)[0]
             self.assertEqual(mine[1], ref[1], "%s: arity" % n)
             self.assertEqual(mine[3:6], ref[3:6], "%s: first, last, step" % n)
-            self.assertEqual("movablekeys" in mine[2], "movablekeys" in ref[2], n)
+            for flag in ("movablekeys", "pubsub"):  # what cluster clients route by
+                self.assertEqual(flag in mine[2], flag in ref[2], "%s: %s" % (n, flag))
             self.assertEqual(specs(mine), specs(ref), "%s: key specs" % n)
 
 
