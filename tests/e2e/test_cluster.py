@@ -15,7 +15,9 @@ expected; SIGKILL for whatever is left).
     COUNTKEYSINSLOT/GETKEYSINSLOT, CROSSSLOT on one node (MSET, DEL, EVAL,
     and EXEC of a transaction spanning two slots), SELECT refused, READONLY,
     READWRITE and ASKING, CLUSTER RESET refused with keys (then soft keeps
-    the id, hard makes a new one), and a restart that reloads nodes.conf
+    the id, hard makes a new one), an ADDSLOTS in nodes.conf within a
+    second and the last change before SIGTERM in it after, and a restart
+    that reloads nodes.conf
     (same id, slots and epoch; its last line is "vars currentEpoch ...").
   ThreeNodes: `redis-cli --cluster create` and `--cluster check`; three
     nodes joined by hand (ADDSLOTSRANGE, SET-CONFIG-EPOCH, MEET) that agree
@@ -705,6 +707,26 @@ class SingleNode(ClusterCase):
         if not n.is_redis:
             names = int(info_dict(n.call("INFO", "cluster"))["cluster_slot_index_keys"])
             self.assertEqual(names, size, "every key evicted left the index")
+
+    def test_changes_reach_nodes_conf(self):
+        """A change Redis writes unsynced (ADDSLOTS) is in nodes.conf within
+        a second; the last one before SIGTERM is there after it."""
+        n = self.node()
+        myid = n.call("CLUSTER", "MYID").decode()
+
+        def my_line():
+            with open(n.conf) as f:
+                return [ln for ln in f.read().splitlines() if ln.startswith(myid + " ")][0]
+
+        self.assertEqual(n.call("CLUSTER", "ADDSLOTS", 5), "OK")
+        end = time.time() + 1
+        while not my_line().endswith(" connected 5") and time.time() < end:
+            time.sleep(0.01)
+        self.assertTrue(my_line().endswith(" connected 5"), my_line())
+        self.assertEqual(n.call("CLUSTER", "ADDSLOTS", 6), "OK")
+        self.assertEqual(n.call("CLUSTER", "SETSLOT", 6, "NODE", myid), "OK")
+        self.assertEqual(n.stop(), 0)
+        self.assertTrue(my_line().endswith(" connected 5-6"), my_line())
 
     def test_restart_reloads_nodes_conf(self):
         n = self.node()
