@@ -946,8 +946,8 @@ static legacy_range legacy_of(const command *cmd)
         }
         r.movable = r.movable || (ks->flags & KS_INCOMPLETE);
         first = ks->index < first ? ks->index : first;
-        int abs = ks->a >= 0 ? ks->index + ks->a : ks->a;
-        last = (unsigned)abs > (unsigned)last ? abs : last; /* a negative one (from the end) wins */
+        int end = ks->a >= 0 ? ks->index + ks->a : ks->a;
+        last = (unsigned)end > (unsigned)last ? end : last; /* a negative one (from the end) wins */
         prev = last;
     }
     if (first == INT_MAX) {
