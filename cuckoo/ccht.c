@@ -995,23 +995,20 @@ static double rs_held(double slots, double slot_bytes, double avail, double avg)
     return by_index < by_memory ? by_index : by_memory;
 }
 
-/* The index size the items held now call for: twice or half today's, when
- * that holds 2% more items of their average size in the budget, or 0 for
- * this one. A doubling waits until the index is half full; a halving needs
- * a policy that may evict (a merge that finds both buckets full does) and
- * an index at most 40% full. */
-static uint64_t rs_wanted(const ccht *t)
+/* The index size `items` items of `avg` chunk bytes each call for: twice
+ * or half today's, when that holds 2% more such items in the budget, or 0
+ * for this one. A doubling waits until the index is half full; a halving
+ * needs a policy that may evict (a merge that finds both buckets full
+ * does) and an index at most 40% full. */
+static uint64_t rs_wanted_for(const ccht *t, uint64_t items, double avg)
 {
     const ccht_view *v = &t->T.v;
     uint64_t n = v->n_buckets;
-    uint64_t items = ld64(&t->T.cnt[CCHT_C_ITEMS]);
-    uint64_t chunk = ld64(&t->T.cnt[CCHT_C_CHUNK_BYTES]);
     uint64_t budget = __atomic_load_n(&t->budget, __ATOMIC_RELAXED);
     if (items < CCHT_RS_MIN_ITEMS || budget <= t->g.meta_bytes) {
         return 0;
     }
     double slots = (double)n * v->ways;
-    double avg = (double)chunk / (double)items;
     double slot_bytes = (double)v->bucket_bytes / v->ways;
     double avail = (double)(budget - t->g.meta_bytes);
     double now = rs_held(slots, slot_bytes, avail, avg);
@@ -1028,6 +1025,41 @@ static uint64_t rs_wanted(const ccht *t)
         return n / 2;
     }
     return 0;
+}
+
+/* The index size the items held now call for (rs_wanted_for). */
+static uint64_t rs_wanted(const ccht *t)
+{
+    uint64_t items = ld64(&t->T.cnt[CCHT_C_ITEMS]);
+    uint64_t chunk = ld64(&t->T.cnt[CCHT_C_CHUNK_BYTES]);
+    return rs_wanted_for(t, items, items ? (double)chunk / (double)items : 0.0);
+}
+
+int ccht_index_expect(ccht *t, uint64_t items, uint64_t item_bytes)
+{
+    int halvings = 0;
+    /* no page in use: no item in any database, every slot empty */
+    if (t->min_buckets == t->max_buckets || t->T.v.rs_n != 0 ||
+        __atomic_load_n(&t->T.a.pool->pages_used, __ATOMIC_RELAXED) != 0) {
+        return 0;
+    }
+    /* an item's chunk: its header and key + value, in 8-byte steps */
+    double avg = (double)((CCHT_ITEM_HDR + item_bytes + 7) & ~7ull);
+    /* no more than the budget holds of them: the rest would be evicted */
+    uint64_t budget = __atomic_load_n(&t->budget, __ATOMIC_RELAXED);
+    double fit = budget > t->g.meta_bytes ? (double)(budget - t->g.meta_bytes) / avg : 0.0;
+    if ((double)items > fit) {
+        items = (uint64_t)fit;
+    }
+    for (;;) {
+        uint64_t m = rs_wanted_for(t, items, avg);
+        if (m == 0 || m > t->T.v.n_buckets || ccht_resize_start(t, m) != CUDIS_OK) {
+            return halvings;
+        }
+        t->T.v.rs_done = t->T.v.n_buckets; /* nothing to move: the step just finishes */
+        (void)ccht_resize_step(t, 0, NULL);
+        halvings++;
+    }
 }
 
 int ccht_resize_tick(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_evbuf *ev)

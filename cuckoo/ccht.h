@@ -90,6 +90,15 @@ uint64_t ccht_set_memory(ccht *t, uint64_t bytes);
  * progress, 0 when none is. No-op on a table that is not resizable.
  */
 int ccht_resize_tick(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_evbuf *ev);
+/* Before an empty table is filled with about `items` items of `item_bytes`
+ * (key + value) each (a dump.rdb at start: its RESIZEDB record): halve the
+ * index now, while it holds nothing, as often as ccht_resize_tick would
+ * once those items were in, so that filling it touches only the index it
+ * will keep (each first touch of fresh memory is a page the kernel
+ * zeroes). Empty (no page of the arena in use), nothing moves: a halving
+ * costs no pass over the buckets. Returns the halvings made; 0 on a table
+ * that is not resizable, is resizing, or holds items. Same threading rule. */
+int ccht_index_expect(ccht *t, uint64_t items, uint64_t item_bytes);
 /* Start a resize to n_buckets buckets (twice or half today's) and move up
  * to max_buckets old buckets (tests, benchmarks): CUDIS_OK, CUDIS_E_INVAL
  * for another size or while one runs, CUDIS_E_NOMEM. Same threading rule. */

@@ -35,6 +35,11 @@ static int store_index_tick(void *s, int64_t now_ms, cudis_evbuf *ev)
     return ccht_resize_tick(s, now_ms, STORE_RESIZE_BUCKETS, ev);
 }
 
+static void store_index_expect(void *s, uint64_t items, uint64_t item_bytes)
+{
+    (void)ccht_index_expect(s, items, item_bytes);
+}
+
 static uint64_t store_clock(void *s)
 {
     return ccht_clock(s);
@@ -131,6 +136,7 @@ const engine_store_ops ccht_store_ops = {
     .clock = store_clock,
     .clock_tick = store_clock_tick,
     .index_tick = store_index_tick,
+    .index_expect = store_index_expect,
     .stats = store_stats,
     .reset_stats = store_reset_stats,
     .info = store_info,

@@ -539,6 +539,14 @@ int engine_index_tick(engine *e, int64_t now_ms, cudis_evbuf *ev)
     return b->ops->index_tick(b->store, now_ms, ev);
 }
 
+void engine_index_expect(engine *e, uint64_t items, uint64_t item_bytes)
+{
+    engine_backend *b = live_of(e);
+    if (b->ops->index_expect != NULL) {
+        b->ops->index_expect(b->store, items, item_bytes);
+    }
+}
+
 void engine_clock_tick(engine *e)
 {
     engine_backend *b = cur_of(e);

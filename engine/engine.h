@@ -132,6 +132,11 @@ int engine_expire_tick(engine *e, int64_t now_ms, int hz, cudis_evbuf *ev);
  * start one. Same rules as engine_expire_tick: one caller, not concurrent
  * with batches. Returns 1 while a resize is in progress. */
 int engine_index_tick(engine *e, int64_t now_ms, cudis_evbuf *ev);
+/* An empty engine is about to be filled with about `items` items of
+ * `item_bytes` (key + value) each (a dump.rdb at start): its store may size
+ * its index for them (engine_store_ops.index_expect). A hint; same rules
+ * as engine_index_tick. */
+void engine_index_expect(engine *e, uint64_t items, uint64_t item_bytes);
 /* Change the eviction policy (enum cudis_policy) and the LFU counters'
  * lfu-log-factor / lfu-decay-time for the batches that follow
  * (engine_store_ops.set_policy): CUDIS_E_UNSUPPORTED when the store does

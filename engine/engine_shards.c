@@ -357,6 +357,14 @@ static int sh_index_tick(void *store, int64_t now_ms, cudis_evbuf *ev)
     return any;
 }
 
+static void sh_index_expect(void *store, uint64_t items, uint64_t item_bytes)
+{
+    shards *s = store;
+    for (uint32_t k = 0; k < s->n; k++) { /* the slots, and so the keys, split evenly */
+        s->in->index_expect(s->st[k], items / s->n + 1, item_bytes);
+    }
+}
+
 static void sh_stats(void *store, cudis_stats *out)
 {
     shards *s = store;
@@ -494,6 +502,7 @@ void *engine_shards_create(const engine_store_ops *in, const engine_config *cfg,
         .clock = in->clock ? sh_clock : NULL,
         .clock_tick = in->clock_tick ? sh_clock_tick : NULL,
         .index_tick = in->index_tick ? sh_index_tick : NULL,
+        .index_expect = in->index_expect ? sh_index_expect : NULL,
         .stats = sh_stats,
         .reset_stats = sh_reset_stats,
         .info = sh_info,

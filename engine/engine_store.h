@@ -121,6 +121,11 @@ typedef struct engine_store_ops {
      * cfg.index_resize); not concurrent with execute or any other call.
      * Returns 1 while a resize is in progress. May be NULL (a fixed index). */
     int (*index_tick)(void *store, int64_t now_ms, cudis_evbuf *ev);
+    /* An empty store is about to be filled with about `items` items of
+     * `item_bytes` (key + value) each: size the index for them now (the
+     * CCHT halves an index sized for the whole budget's worth of small
+     * items). A hint; same threading rule as index_tick. May be NULL. */
+    void (*index_expect)(void *store, uint64_t items, uint64_t item_bytes);
 
     void (*stats)(void *store, cudis_stats *out);
     void (*reset_stats)(void *store); /* zero hits/misses/evictions */

@@ -35,6 +35,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -888,6 +889,11 @@ static bool load_body(loader *L)
             if (!load_len(L, &x) || !load_len(L, &y)) {
                 goto bad;
             }
+            if (L->keys == 0 && b->nops == 0 && x > 0) {
+                /* the first database's size, and the file's bytes a key:
+                 * the index is sized before the first key touches it */
+                engine_index_expect(srv.eng, x, (uint64_t)(L->r.end - L->base) / x);
+            }
             continue;
         case OP_EXPIRETIME_MS:
             if (!get_u(&L->r, 8, &x)) {
@@ -995,6 +1001,23 @@ bad:
     return false;
 }
 
+/* A file's CRC, computed on a thread of its own while the loader parses
+ * (a read of the mapped file beside the parser's) from this size up. */
+#define RDB_CRC_THREAD_MIN (1u << 20)
+
+typedef struct crc_job {
+    const uint8_t *p;
+    size_t n;
+    uint64_t crc;
+} crc_job;
+
+static void *crc_main(void *arg)
+{
+    crc_job *j = arg;
+    j->crc = rdb_crc64(0, j->p, j->n);
+    return NULL;
+}
+
 int rdb_load_image(loop *lp, const uint8_t *data, size_t n, bool functions, rdb_load_stats *st,
                    char *err, size_t errlen)
 {
@@ -1012,21 +1035,34 @@ int rdb_load_image(loop *lp, const uint8_t *data, size_t n, bool functions, rdb_
         snprintf(L.err, sizeof(L.err), "Can't handle RDB format version %d", ver);
     }
     size_t body_end = n;
-    /* an 8-byte CRC follows EOF; 0: not computed; rdbchecksum no: unchecked */
+    /* an 8-byte CRC follows EOF; 0: not computed; rdbchecksum no: unchecked.
+     * As Redis, a file is checked once it has been read: a big one on a
+     * thread of its own meanwhile */
+    uint64_t want = 0;
+    bool check = false, crc_thread = false;
+    crc_job job = {.p = data, .n = n >= 8 ? n - 8 : 0};
+    pthread_t crc_tid;
     if (ok && ver >= 5) {
         ok = n >= 9 + 9;
         body_end = ok ? n - 8 : n;
-        uint64_t want = 0;
         for (int i = 0; ok && i < 8; i++) {
             want |= (uint64_t)data[n - 8 + i] << (8 * i);
         }
-        if (ok && srv.cfg.rdb_checksum && want == 0) {
-            log_msg(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
-        } else if (ok && srv.cfg.rdb_checksum && rdb_crc64(0, data, n - 8) != want) {
-            ok = false;
-            snprintf(L.err, sizeof(L.err), "Wrong RDB checksum");
-        } else if (!ok) {
+        if (!ok) {
             snprintf(L.err, sizeof(L.err), "Short read or OOM loading DB.");
+        } else if (srv.cfg.rdb_checksum && want == 0) {
+            log_msg(LL_WARNING, "RDB file was saved with checksum disabled: no check performed.");
+        } else if (srv.cfg.rdb_checksum) {
+            check = true;
+            crc_thread =
+                n >= RDB_CRC_THREAD_MIN && pthread_create(&crc_tid, NULL, crc_main, &job) == 0;
+            if (!crc_thread) {
+                crc_main(&job);
+                ok = job.crc == want;
+                if (!ok) {
+                    snprintf(L.err, sizeof(L.err), "Wrong RDB checksum");
+                }
+            }
         }
     }
     if (ok) {
@@ -1039,6 +1075,13 @@ int rdb_load_image(loop *lp, const uint8_t *data, size_t n, bool functions, rdb_
         }
     }
     load_flush(&L); /* (what was read before an error is in the engine, as Redis's) */
+    if (crc_thread) {
+        pthread_join(crc_tid, NULL);
+    }
+    if (ok && check && job.crc != want) {
+        ok = false;
+        snprintf(L.err, sizeof(L.err), "Wrong RDB checksum");
+    }
     for (size_t at = 0; ok && at < L.bigs.len;) { /* hashes to keep in chunks */
         const uint8_t *p = (const uint8_t *)L.bigs.p + at;
         uint32_t kl = 0;

@@ -4,7 +4,8 @@
  * table consistent (audit) at each step; a scan that spans a resize; keys
  * with a TTL still reclaimed after one; a flush in the middle of one; and
  * the tick's decisions: small items grow the index, big ones shrink it,
- * and both hold more than the fixed index sized by the default guess.
+ * and both hold more than the fixed index sized by the default guess;
+ * the size hint for an empty table (ccht_index_expect).
  */
 #include <criterion/criterion.h>
 #include <stdint.h>
@@ -328,6 +329,36 @@ Test(resize, big_items_shrink_the_index_and_it_holds_more)
                  (unsigned long long)b, (unsigned long long)a);
     ccht_destroy(fixed);
     ccht_destroy(t);
+}
+
+/* ccht_index_expect (a dump.rdb's RESIZEDB at start): an empty index is
+ * halved at once as far as the tick would halve it once the items were
+ * in, and filling it then starts no resize; a table that holds items, a
+ * fixed index, or small items (a doubling) are left alone. */
+Test(resize, expect_sizes_an_empty_index_as_the_tick_would)
+{
+    ccht *t = mk(32 << 20, true), *fixed = mk(32 << 20, false);
+    uint64_t nb = ccht_buckets(t);
+    cr_assert_eq(ccht_index_expect(fixed, 60000, 1009), 0, "a fixed index");
+    cr_assert_eq(ccht_index_expect(t, 60000, 40), 0, "small items: no halving");
+    cr_assert_eq(ccht_index_expect(t, 100, 1009), 0, "too few items to say");
+    cr_assert_eq(ccht_buckets(t), nb);
+    int h = ccht_index_expect(t, 60000, 1009);
+    cr_assert_geq(h, 2, "halvings: %d", h);
+    cr_assert_eq(ccht_buckets(t), nb >> h);
+    audit(t, "after the halvings");
+    uint64_t held = fill_and_settle(t, 1000, 60000);
+    cr_assert_eq(ccht_buckets(t), nb >> h,
+                 "the tick keeps the size the hint chose: %llu -> %llu (from %llu), held %llu",
+                 (unsigned long long)(nb >> h), (unsigned long long)ccht_buckets(t),
+                 (unsigned long long)nb, (unsigned long long)held);
+    uint64_t a = fill_and_settle(fixed, 1000, 60000);
+    cr_assert_gt((double)held, 1.15 * (double)a, "hinted holds %llu keys, fixed %llu",
+                 (unsigned long long)held, (unsigned long long)a);
+    cr_assert_eq(ccht_index_expect(t, 60000, 1009), 0, "a table with items");
+    cr_assert_eq(ccht_buckets(t), nb >> h);
+    ccht_destroy(t);
+    ccht_destroy(fixed);
 }
 
 Test(resize, items_of_48_bytes_keep_the_first_size)

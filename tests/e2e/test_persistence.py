@@ -383,6 +383,30 @@ class Persistence(unittest.TestCase):
         s3, r3 = self.start(BIN, ["--rdbchecksum", "no"])  # unchecked: loads as it is
         self.assertEqual(r3.get("a"), b"A" * 50 + b"B" + b"A" * 49)
 
+    def test_big_file_with_a_wrong_crc_stops_the_start(self):
+        """A file of megabytes (cudis checks its CRC on a thread while it
+        parses) with one byte of a value changed: every key parses, and
+        the start still fails on the checksum; unchecked, it loads as it is."""
+        s, r = self.start(BIN, ["--rdbcompression", "no"])
+        for i in range(40):
+            r.set("big:%d" % i, os.urandom(50000))
+        r.set("mark", "M" * 1000)
+        self.assertTrue(r.save())
+        self.stop(s)
+        path = os.path.join(self.dir, "dump.rdb")
+        self.assertGreater(os.path.getsize(path), 1 << 20)
+        with open(path, "r+b") as f:
+            data = bytearray(f.read())
+            data[data.index(b"M" * 1000) + 500] = ord("N")
+            f.seek(0)
+            f.write(data)
+        for binary in (REDIS, BIN):
+            with self.assertRaises(RuntimeError):
+                self.start(binary)
+        s2, r2 = self.start(BIN, ["--rdbchecksum", "no"])
+        self.assertEqual(r2.get("mark"), b"M" * 500 + b"N" + b"M" * 499)
+        self.assertEqual(r2.dbsize(), 41)
+
     def test_corrupt_file_stops_the_start(self):
         s, r = self.start(BIN)
         r.set("a", "1" * 100)
