@@ -71,6 +71,40 @@ cpu_ticks() { # pid -> utime+stime in clock ticks (fields 14 and 15)
 
 median() { sort -g | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }'; }
 
+# how reload pins a server: to SERVER_CPU, or not at all with PIN=none
+if [[ ${PIN:-} == none ]]; then PIN_CMD=(); else PIN_CMD=(taskset -c "$SERVER_CPU"); fi
+
+# reload cudis|redis file [binary] -> "wall_s n load_s" (binary: $CUDIS or
+# $REDIS; any name but redis is a cudis): seconds from exec to the first PING
+# answered, the keys, and the load alone as the server logs it (both say
+# "DB loaded from disk: X seconds")
+reload() {
+  local name=$1 file=$2 bin=${3:-} dir=$TMP/reload-$1 port t0 t1
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  cp "$file" "$dir/dump.rdb"
+  sync
+  port=$(free_port)
+  t0=$(date +%s.%N)
+  if [[ $name != redis ]]; then
+    "${PIN_CMD[@]}" "${bin:-$CUDIS}" --port "$port" --bind 127.0.0.1 --engine "${CUDIS_ENGINE:-cpu}" \
+      --maxmemory "${MAXMEMORY:-4gb}" --dir "$dir" >"$TMP/reload-$name.log" 2>&1 &
+  else
+    "${PIN_CMD[@]}" "${bin:-$REDIS}" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
+      --dir "$dir" >"$TMP/reload-$name.log" 2>&1 &
+  fi
+  local pid=$!
+  until [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]]; do sleep 0.005; done
+  t1=$(date +%s.%N)
+  local n
+  n=$(redis-cli -p "$port" dbsize)
+  kill -TERM "$pid"
+  wait "$pid" 2>/dev/null || true
+  local ls
+  ls=$(sed -n 's/.*DB loaded from disk: \([0-9.]*\) seconds.*/\1/p' "$TMP/reload-$name.log" | tail -1)
+  echo "$(echo "$t1 - $t0" | bc -l) $n ${ls:-nan}"
+}
+
 machine_line() {
   echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(uname -r)"
 }

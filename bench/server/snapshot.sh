@@ -88,36 +88,6 @@ wait_saved() { # port
   done
 }
 
-# reload name file -> "wall_s n load_s": seconds from exec to the first PING
-# answered, the keys, and the load alone as the server logs it (both say
-# "DB loaded from disk: X seconds")
-reload() {
-  local name=$1 file=$2 dir=$TMP/reload-$1 port t0 t1
-  rm -rf "$dir"
-  mkdir -p "$dir"
-  cp "$file" "$dir/dump.rdb"
-  sync
-  port=$(free_port)
-  t0=$(date +%s.%N)
-  if [[ $name == cudis ]]; then
-    taskset -c "$SERVER_CPU" "$CUDIS" --port "$port" --bind 127.0.0.1 --engine "${CUDIS_ENGINE:-cpu}" \
-      --maxmemory "$MAXMEMORY" --dir "$dir" >"$TMP/reload-$name.log" 2>&1 &
-  else
-    taskset -c "$SERVER_CPU" "$REDIS" --port "$port" --bind 127.0.0.1 --save '' --appendonly no \
-      --dir "$dir" >"$TMP/reload-$name.log" 2>&1 &
-  fi
-  local pid=$!
-  until [[ $(redis-cli -p "$port" ping 2>/dev/null) == PONG ]]; do sleep 0.005; done
-  t1=$(date +%s.%N)
-  local n
-  n=$(redis-cli -p "$port" dbsize)
-  kill -TERM "$pid"
-  wait "$pid" 2>/dev/null || true
-  local ls
-  ls=$(sed -n 's/.*DB loaded from disk: \([0-9.]*\) seconds.*/\1/p' "$TMP/reload-$name.log" | tail -1)
-  echo "$(echo "$t1 - $t0" | bc -l) $n ${ls:-nan}"
-}
-
 machine_line
 echo "keys: $KEYS x $VALUE B; reload also $LOAD_KEYS x $LOAD_VALUE B"
 echo "server,metric,value" >"$CSV"
