@@ -5,7 +5,10 @@
 #ifndef CUDIS_STATS_H
 #define CUDIS_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
+
+#include "cudis_op.h" /* CUDIS_MAX_DBS */
 
 typedef struct cudis_stats {
     uint64_t items;          /* live entries (expired-but-unreclaimed ones included, as Redis's DBSIZE) */
@@ -24,5 +27,14 @@ typedef struct cudis_stats {
     uint64_t capacity;       /* index slots (CCHT) or the most items the budget admits (baselines) */
     double load_factor;      /* items / capacity */
 } cudis_stats;
+
+/* Keys with an expiry, per database (engine_store_ops.expires): what
+ * INFO keyspace's expires= and avg_ttl= report. */
+typedef struct cudis_expires {
+    uint64_t keys[CUDIS_MAX_DBS]; /* live keys with an expiry; when !exact, the count
+                                   * read scaled to the whole store */
+    double ttl_ms[CUDIS_MAX_DBS]; /* the mean time those read have left, ms */
+    bool exact;                   /* every place that may hold one was read */
+} cudis_expires;
 
 #endif /* CUDIS_STATS_H */

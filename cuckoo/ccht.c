@@ -581,6 +581,48 @@ int ccht_scan(ccht *t, int db, uint64_t cursor, uint32_t count, int64_t now_ms, 
     return CUDIS_OK;
 }
 
+void ccht_expires(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_expires *out)
+{
+    const ccht_view *v = &t->T.v;
+    memset(out, 0, sizeof(*out));
+    uint64_t ext = ccht_extent(v), words = v->vmap_words, read = 0, wi = 0;
+    for (; wi < words && read < max_buckets; wi++) {
+        uint64_t bits = cudis_load_relaxed_u64(&v->vmap[wi]);
+        while (bits != 0) {
+            uint64_t b = wi * 64 + (uint64_t)__builtin_ctzll(bits);
+            bits &= bits - 1;
+            if (b >= ext || !ccht_bkt_live(v, b)) {
+                continue;
+            }
+            read++;
+            for (uint32_t w = 0; w < v->ways; w++) {
+                if (!(cudis_load_relaxed_u64(ccht_bkt_slot(v, b, w)) & CCHT_SLOT_EXP)) {
+                    continue;
+                }
+                uint8_t none, db;
+                uint32_t len;
+                int64_t e;
+                /* no room for the key: found or not is all that is asked */
+                if (slot_key(t, CUDIS_DB_ALL, b, w, now_ms, &none, 0, &len, &e, &db) != 0 &&
+                    e > 0) {
+                    out->keys[db]++;
+                    out->ttl_ms[db] += (double)(e - now_ms);
+                }
+            }
+        }
+    }
+    out->exact = wi >= words;
+    uint64_t marked = cudis_load_relaxed_u64(&v->vmap[words]);
+    double scale =
+        out->exact || read == 0 ? 1.0 : (double)(marked > read ? marked : read) / (double)read;
+    for (int d = 0; d < CUDIS_MAX_DBS; d++) {
+        if (out->keys[d] > 0) {
+            out->ttl_ms[d] /= (double)out->keys[d];
+            out->keys[d] = (uint64_t)((double)out->keys[d] * scale + 0.5);
+        }
+    }
+}
+
 int ccht_random_key(ccht *t, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap, uint32_t *len)
 {
     uint64_t n = ccht_extent(&t->T.v);

@@ -98,6 +98,11 @@ static int store_sweep(void *s, int64_t now_ms, uint32_t max_work, cudis_evbuf *
     return ccht_sweep(s, now_ms, max_work, ev);
 }
 
+static void store_expires(void *s, int64_t now_ms, uint32_t max_work, cudis_expires *out)
+{
+    ccht_expires(s, now_ms, max_work, out);
+}
+
 static uint64_t store_sweep_units(void *s)
 {
     return ccht_sweep_units(s);
@@ -131,6 +136,7 @@ const engine_store_ops ccht_store_ops = {
     .db_size = store_db_size,
     .sweep = store_sweep,
     .sweep_units = store_sweep_units,
+    .expires = store_expires,
     .set_policy = store_set_policy,
     .set_memory = store_set_memory,
     .clock = store_clock,

@@ -405,6 +405,75 @@ int engine_scan(engine *e, int db, uint64_t cursor, uint32_t count, int64_t now_
     return b->ops->scan(b->store, db, cursor, count, now_ms, fn, arg, next);
 }
 
+/* Units of the store engine_expires reads, at most (a CCHT's marked
+ * buckets: about 2 ms of reads), and the keys a store without the op has
+ * scanned before its counts are scaled up instead. */
+#define ENGINE_EXPIRES_WORK 16384u
+#define ENGINE_EXPIRES_SCAN_KEYS 10000u
+
+typedef struct exp_scan {
+    cudis_expires *out;
+    uint64_t keys[CUDIS_MAX_DBS], total;
+    int64_t now;
+} exp_scan;
+
+static int exp_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
+{
+    (void)key;
+    (void)len;
+    exp_scan *x = arg;
+    x->keys[db]++;
+    x->total++;
+    if (exp > 0) {
+        x->out->keys[db]++;
+        x->out->ttl_ms[db] += (double)(exp - x->now);
+    }
+    return 0;
+}
+
+/* A store without the op: scan its first ~10,000 keys (all of them when it
+ * holds fewer), scaled by each database's size. */
+static void expires_by_scan(engine *e, int64_t now_ms, cudis_expires *out)
+{
+    exp_scan *x = calloc(1, sizeof(*x));
+    if (x == NULL) {
+        return; /* out stays zero, not exact */
+    }
+    x->out = out;
+    x->now = now_ms;
+    uint64_t cur = 0;
+    do {
+        uint64_t next = 0;
+        if (engine_scan(e, CUDIS_DB_ALL, cur, 4096, now_ms, exp_collect, x, &next) != CUDIS_OK) {
+            break;
+        }
+        cur = next;
+    } while (cur != 0 && x->total < ENGINE_EXPIRES_SCAN_KEYS);
+    out->exact = cur == 0;
+    for (int d = 0; d < CUDIS_MAX_DBS; d++) {
+        if (out->keys[d] == 0) {
+            continue;
+        }
+        out->ttl_ms[d] /= (double)out->keys[d];
+        if (!out->exact) {
+            out->keys[d] = (uint64_t)((double)out->keys[d] * (double)engine_db_size(e, (uint8_t)d) /
+                                      (double)x->keys[d]);
+        }
+    }
+    free(x);
+}
+
+void engine_expires(engine *e, int64_t now_ms, cudis_expires *out)
+{
+    engine_backend *b = live_of(e);
+    memset(out, 0, sizeof(*out));
+    if (b->ops->expires != NULL) {
+        b->ops->expires(b->store, now_ms, ENGINE_EXPIRES_WORK, out);
+    } else {
+        expires_by_scan(e, now_ms, out);
+    }
+}
+
 int engine_random_key(engine *e, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
                       uint32_t *len)
 {

@@ -293,6 +293,26 @@ static int sh_sweep(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf 
     return t;
 }
 
+static void sh_expires(void *store, int64_t now_ms, uint32_t max_work, cudis_expires *out)
+{
+    shards *s = store;
+    cudis_expires one[1]; /* 4 KiB */
+    memset(out, 0, sizeof(*out));
+    out->exact = true;
+    uint32_t part = max_work / s->n ? max_work / s->n : 1;
+    for (uint32_t k = 0; k < s->n; k++) {
+        s->in->expires(s->st[k], now_ms, part, one);
+        out->exact = out->exact && one->exact;
+        for (int d = 0; d < CUDIS_MAX_DBS; d++) { /* ttl_ms: a sum until the end */
+            out->keys[d] += one->keys[d];
+            out->ttl_ms[d] += one->ttl_ms[d] * (double)one->keys[d];
+        }
+    }
+    for (int d = 0; d < CUDIS_MAX_DBS; d++) {
+        out->ttl_ms[d] = out->keys[d] ? out->ttl_ms[d] / (double)out->keys[d] : 0.0;
+    }
+}
+
 static uint64_t sh_sweep_units(void *store)
 {
     shards *s = store;
@@ -497,6 +517,7 @@ void *engine_shards_create(const engine_store_ops *in, const engine_config *cfg,
         .db_size = sh_db_size,
         .sweep = in->sweep ? sh_sweep : NULL,
         .sweep_units = sh_sweep_units,
+        .expires = in->expires ? sh_expires : NULL,
         .set_policy = in->set_policy ? sh_set_policy : NULL,
         .set_memory = in->set_memory ? sh_set_memory : NULL,
         .clock = in->clock ? sh_clock : NULL,

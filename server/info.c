@@ -285,17 +285,16 @@ void info_build(sbuf *o, int argc, char **argv, uint32_t *lens)
         SECTION("Keyspace");
         if (es.items > 0) {
             /* per engine database, listed by the SELECT index behind it */
-            uint64_t items[CUDIS_MAX_DBS], exp[CUDIS_MAX_DBS], ttl[CUDIS_MAX_DBS];
-            for (int d = 0; d < CUDIS_MAX_DBS; d++) {
-                items[d] = d < srv.cfg.databases ? engine_db_size(srv.eng, (uint8_t)d) : 0;
-            }
-            keyspace_expires(items, exp, ttl);
+            cudis_expires ex; /* 4 KiB */
+            engine_expires(srv.eng, cudis_now_ms(), &ex);
             for (int i = 0; i < srv.cfg.databases; i++) {
                 uint8_t d = db_phys(i);
-                if (items[d] > 0) {
+                uint64_t items = engine_db_size(srv.eng, d);
+                if (items > 0) {
                     sbuf_printf(o, "db%d:keys=%llu,expires=%llu,avg_ttl=%llu\r\n", i,
-                                (unsigned long long)items[d], (unsigned long long)exp[d],
-                                (unsigned long long)ttl[d]);
+                                (unsigned long long)items,
+                                (unsigned long long)(ex.keys[d] < items ? ex.keys[d] : items),
+                                (unsigned long long)ex.ttl_ms[d]);
                 }
             }
         }

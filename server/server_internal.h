@@ -718,9 +718,6 @@ bool watch_changed(conn *c);
 /* Runs ops already placed in lp->b alone (after a drain), engine lock held. */
 int run_alone(conn *c);
 
-/* cmd_keys.c: keys with an expiry (exact or sampled) and their mean TTL */
-void keyspace_expires(const uint64_t *items, uint64_t *expires, uint64_t *avg_ttl);
-
 /* info.c */
 void info_build(sbuf *out, int argc, char **argv, uint32_t *lens);
 long long info_rss_bytes(void); /* the process's resident set */

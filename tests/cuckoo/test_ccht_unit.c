@@ -268,6 +268,47 @@ Test(ccht, sweep_reclaims_expired)
     cr_assert_eq(ccht_sweep(t, NOW + 10, 1u << 20, NULL), 0);
 }
 
+/* INFO keyspace's expires= and avg_ttl=: the live keys with an expiry per
+ * database, read from the buckets the volatile map marks; exact when the
+ * walk covers them, flagged as an estimate when its bound stops it. */
+Test(ccht, expires_counts_keys_with_a_ttl_per_database)
+{
+    char k[16];
+    for (int i = 0; i < 50; i++) {
+        snprintf(k, sizeof(k), "k%d", i);
+        cr_assert_eq(op(CUDIS_OP_SET, 0, k, "v", 0, i < 30 ? NOW + 1000 + i : 0).status, 0);
+    }
+    tb_reset(&B, NOW);
+    for (int i = 0; i < 10; i++) {
+        snprintf(k, sizeof(k), "k%d", i); /* the same names, another database */
+        uint32_t j = tb_add(&B, CUDIS_OP_SET, 0, k, (uint32_t)strlen(k), "v", 1, 0, NOW + 500);
+        B.ops[j].db = 5;
+    }
+    cr_assert_eq(tb_run(t, &B), 0);
+    cr_assert(op(CUDIS_OP_PERSIST, 0, "k0", NULL, 0, 0).flags & CUDIS_R_DONE);
+    static cudis_expires ex;
+    ccht_expires(t, NOW, 1u << 20, &ex);
+    cr_assert(ex.exact);
+    cr_assert_eq(ex.keys[0], 29);
+    cr_assert_eq(ex.keys[5], 10);
+    cr_assert_eq(ex.keys[1], 0);
+    cr_assert_float_eq(ex.ttl_ms[0], 1015.0, 1e-9); /* 1001 .. 1029 ms left */
+    cr_assert_float_eq(ex.ttl_ms[5], 500.0, 1e-9);
+    /* later, the first ten have expired (not yet reclaimed): not counted */
+    ccht_expires(t, NOW + 1010, 1u << 20, &ex);
+    cr_assert(ex.exact);
+    cr_assert_eq(ex.keys[0], 19);
+    cr_assert_float_eq(ex.ttl_ms[0], 10.0, 1e-9); /* 1011 .. 1029 ms, at +1010 */
+    /* an expiry given to a key stored without one is counted at once */
+    cr_assert(op(CUDIS_OP_EXPIRE, 0, "k40", NULL, 0, NOW + 2000).flags & CUDIS_R_DONE);
+    ccht_expires(t, NOW, 1u << 20, &ex);
+    cr_assert_eq(ex.keys[0], 30);
+    /* a bound below the marked buckets stops the walk: an estimate */
+    ccht_expires(t, NOW, 4, &ex);
+    cr_assert_not(ex.exact);
+    cr_assert_gt(ex.keys[0] + ex.keys[5], 0);
+}
+
 Test(ccht, incrby)
 {
     cudis_result r = op(CUDIS_OP_INCRBY, 0, "n", NULL, 5, 0);

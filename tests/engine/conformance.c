@@ -943,6 +943,16 @@ ENGINE_TEST(databases_are_apart)
         cr_assert_eq(strncmp((char *)buf, "d200:", 5), 0, "random key of db 200: %s", buf);
     }
     cr_assert_eq(engine_random_key(e, 9, T_NOW, buf, sizeof(buf), &len), 0, "empty database");
+    /* INFO keyspace's expires=: db 2's ten, exact in a store this small */
+    static cudis_expires ex;
+    engine_expires(e, T_NOW, &ex);
+    cr_assert(ex.exact);
+    cr_assert_eq(ex.keys[2], 10);
+    cr_assert_eq(ex.keys[0], 0);
+    cr_assert_eq(ex.keys[200], 0);
+    cr_assert_float_eq(ex.ttl_ms[2], 5.0, 1e-9);
+    engine_expires(e, T_NOW + 10, &ex); /* expired, not reclaimed yet: not counted */
+    cr_assert_eq(ex.keys[2], 0);
     /* the expired keys of db 2 leave db 2's count */
     int got_n = 0;
     for (int i = 0; i < 1000 && got_n < 10; i++) {
