@@ -31,9 +31,11 @@ typedef struct cudis_stats {
 /* Keys with an expiry, per database (engine_store_ops.expires): what
  * INFO keyspace's expires= and avg_ttl= report. */
 typedef struct cudis_expires {
-    uint64_t keys[CUDIS_MAX_DBS]; /* live keys with an expiry; when !exact, the count
-                                   * read scaled to the whole store */
-    double ttl_ms[CUDIS_MAX_DBS]; /* the mean time those read have left, ms */
+    uint64_t keys[CUDIS_MAX_DBS]; /* keys with an expiry: the CCHT's counters (exact;
+                                   * expired ones not yet reclaimed count, as in Redis
+                                   * and in items); a store counted by scan: the live
+                                   * ones, scaled from those read when !exact */
+    double ttl_ms[CUDIS_MAX_DBS]; /* the mean time the live ones read have left, ms */
     bool exact;                   /* every place that may hold one was read */
 } cudis_expires;
 

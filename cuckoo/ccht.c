@@ -581,10 +581,26 @@ int ccht_scan(ccht *t, int db, uint64_t cursor, uint32_t count, int64_t now_ms, 
     return CUDIS_OK;
 }
 
+/* Items of database d (or with an expiry: vol) from the table's counter
+ * and the other databases': database 0 keeps none of its own. */
+static uint64_t db_counted(ccht *t, uint8_t db, bool vol)
+{
+    const uint64_t *dn = vol ? t->T.v.db_volatile : t->T.v.db_items;
+    if (db != 0) {
+        return ld64(&dn[db]);
+    }
+    uint64_t n = ld64(&t->T.cnt[vol ? CCHT_C_VOLATILE : CCHT_C_ITEMS]);
+    for (int i = 1; i < CCHT_DBS; i++) {
+        n -= ld64(&dn[i]);
+    }
+    return n;
+}
+
 void ccht_expires(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_expires *out)
 {
     const ccht_view *v = &t->T.v;
     memset(out, 0, sizeof(*out));
+    uint64_t seen[CCHT_DBS] = {0};
     uint64_t ext = ccht_extent(v), words = v->vmap_words, read = 0, wi = 0;
     for (; wi < words && read < max_buckets; wi++) {
         uint64_t bits = cudis_load_relaxed_u64(&v->vmap[wi]);
@@ -605,21 +621,16 @@ void ccht_expires(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_expires *
                 /* no room for the key: found or not is all that is asked */
                 if (slot_key(t, CUDIS_DB_ALL, b, w, now_ms, &none, 0, &len, &e, &db) != 0 &&
                     e > 0) {
-                    out->keys[db]++;
+                    seen[db]++;
                     out->ttl_ms[db] += (double)(e - now_ms);
                 }
             }
         }
     }
     out->exact = wi >= words;
-    uint64_t marked = cudis_load_relaxed_u64(&v->vmap[words]);
-    double scale =
-        out->exact || read == 0 ? 1.0 : (double)(marked > read ? marked : read) / (double)read;
     for (int d = 0; d < CUDIS_MAX_DBS; d++) {
-        if (out->keys[d] > 0) {
-            out->ttl_ms[d] /= (double)out->keys[d];
-            out->keys[d] = (uint64_t)((double)out->keys[d] * scale + 0.5);
-        }
+        out->keys[d] = db_counted(t, (uint8_t)d, true);
+        out->ttl_ms[d] = seen[d] ? out->ttl_ms[d] / (double)seen[d] : 0.0;
     }
 }
 
@@ -694,15 +705,7 @@ int ccht_flush(ccht *t, int db)
 
 uint64_t ccht_db_size(ccht *t, uint8_t db)
 {
-    const uint64_t *dn = t->T.v.db_items;
-    if (db != 0) {
-        return ld64(&dn[db]);
-    }
-    uint64_t n = ld64(&t->T.cnt[CCHT_C_ITEMS]);
-    for (int i = 1; i < CCHT_DBS; i++) {
-        n -= ld64(&dn[i]);
-    }
-    return n;
+    return db_counted(t, db, false);
 }
 
 uint64_t ccht_sweep_units(const ccht *t)

@@ -188,12 +188,13 @@ uint64_t ccht_db_size(ccht *t, uint8_t db);
  * than a lowered budget allows (ccht_set_memory), it also gives back a
  * few of the coldest, their items evicted (reported as CUDIS_EV_EVICTED). */
 int ccht_sweep(ccht *t, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
-/* Keys with an expiry per database into out: the live items of the
- * buckets the volatile map marks, read from the first one until
- * max_buckets marked buckets have been read (the map's clear words cost a
- * word read each, so a big index with few such keys is read in full at
- * little cost). Stopped early, the counts are scaled by the marked
- * buckets over those read. Safe beside ccht_execute, as ccht_scan. */
+/* Keys with an expiry per database into out: their counters (exact, and
+ * as Redis's expires= counting the expired ones not yet reclaimed), and
+ * the mean time left of the live ones in the buckets the volatile map
+ * marks, read from the first until max_buckets marked buckets have been
+ * read (out->exact: all were; the map's clear words cost a word read
+ * each, so a big index with few such keys is read in full at little
+ * cost). Safe beside ccht_execute, as ccht_scan. */
 void ccht_expires(ccht *t, int64_t now_ms, uint32_t max_buckets, cudis_expires *out);
 /* The units of work of one whole pass of ccht_sweep (cudis_vmap_units). */
 uint64_t ccht_sweep_units(const ccht *t);

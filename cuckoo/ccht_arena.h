@@ -117,6 +117,22 @@ CUDIS_HD static inline void ccht_tally_drop(ccht_tally *ty, const ccht_table *T,
     ty->c[CCHT_C_KEY_BYTES] -= (int64_t)(h0 & CCHT_ITEM_KLEN_MASK);
     ty->c[CCHT_C_VAL_BYTES] -= (int64_t)ccht_item_vlen(v, off);
     ccht_db_count(v, ccht_item_db(h0), -1);
+    if (ccht_item_expire(v, off, h0) != 0) {
+        ty->c[CCHT_C_VOLATILE] -= 1;
+        ccht_db_count_volatile(v, ccht_item_db(h0), -1);
+    }
+}
+
+/* The expiry of an item with the field changes from was to now (the caller
+ * holds its bucket): count a key that gains or loses one. */
+CUDIS_HD static inline void ccht_tally_expiry(ccht_tally *ty, const ccht_view *v, uint32_t db,
+                                              int64_t was, int64_t now)
+{
+    int64_t d = (now != 0) - (was != 0);
+    if (d != 0) {
+        ty->c[CCHT_C_VOLATILE] += d;
+        ccht_db_count_volatile(v, db, d);
+    }
 }
 
 /* Report the item in chunk off as removed on its own (cudis_op.h) when

@@ -112,6 +112,8 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
     /* index */
     int64_t items = 0, kbytes = 0, vbytes = 0, cbytes = 0;
     int64_t dbn[CCHT_DBS] = {0}; /* items per database */
+    int64_t dbv[CCHT_DBS] = {0}; /* of them with an expiry */
+    int64_t n_vol = 0;
     uint64_t marked = 0;         /* buckets the volatile map marks */
     for (uint64_t b = 0; b < ccht_extent(v); b++) {
         if (!ccht_bkt_live(v, b)) {
@@ -171,6 +173,10 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
             items++;
             cbytes += (int64_t)room;
             dbn[ccht_item_db(h0)]++;
+            if (ccht_item_expire(v, off, h0) != 0) {
+                dbv[ccht_item_db(h0)]++;
+                n_vol++;
+            }
             kbytes += klen;
             vbytes += vlen;
             /* the same key elsewhere in its pair? */
@@ -224,6 +230,14 @@ int ccht_audit_table(const ccht_table *T, ccht_audit *a)
             bad(a, "database %d holds %lld items, its counter says %lld", d, (long long)dbn[d],
                 (long long)v->db_items[d]);
         }
+        if (dbv[d] != (int64_t)v->db_volatile[d]) {
+            bad(a, "database %d holds %lld items with an expiry, its counter says %lld", d,
+                (long long)dbv[d], (long long)v->db_volatile[d]);
+        }
+    }
+    if (n_vol != (int64_t)T->cnt[CCHT_C_VOLATILE]) {
+        bad(a, "%lld items have an expiry, the counter says %lld", (long long)n_vol,
+            (long long)T->cnt[CCHT_C_VOLATILE]);
     }
 
     /* free lists */

@@ -213,6 +213,15 @@ CUDIS_HD static inline void ccht_db_count(const ccht_view *v, uint32_t db, int64
     }
 }
 
+/* Items with an expiry: the table's (a thread's tally, ty->c[CCHT_C_VOLATILE]
+ * += delta by the caller) and database db's, as ccht_db_count splits it. */
+CUDIS_HD static inline void ccht_db_count_volatile(const ccht_view *v, uint32_t db, int64_t delta)
+{
+    if (db != 0 && v->db_volatile != 0) {
+        cudis_fetch_add_u64(&v->db_volatile[db], (uint64_t)delta);
+    }
+}
+
 /* ------------------------------------------------------------------------
  * Bucket locks (writers) and versions (optimistic readers)
  * ---------------------------------------------------------------------- */

@@ -542,6 +542,8 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                 ccht_build_value(&plan, cur.val, x->arg, (uint8_t *)cur.val, true);
                 cudis_store_relaxed_u32((uint32_t *)(v->arena + old_off + 4), plan.new_len);
                 if (plan.expire_ms != 0) {
+                    ccht_tally_expiry(ty, v, x->op->db, ccht_item_expire(v, old_off, h0),
+                                      plan.expire_ms);
                     ccht_item_set_expire(v, old_off, plan.expire_ms);
                 }
                 ty->c[CCHT_C_VAL_BYTES] += (int64_t)plan.new_len - (int64_t)cur.val_len;
@@ -585,11 +587,14 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
             ty->c[CCHT_C_ITEMS] += 1;
             ty->c[CCHT_C_CHUNK_BYTES] += (int64_t)ccht_chunk_bytes(a, chunk);
             ccht_db_count(v, x->op->db, 1);
+            ccht_tally_expiry(ty, v, x->op->db, 0, plan.expire_ms);
             ty->c[CCHT_C_KEY_BYTES] += x->op->key_len;
             ty->c[CCHT_C_VAL_BYTES] += plan.new_len;
             break;
         case CUDIS_ACT_SETEXP:
             if (h0 & CCHT_ITEM_EXP) { /* else the expiry was none and stays none */
+                ccht_tally_expiry(ty, v, x->op->db, ccht_item_expire(v, old_off, h0),
+                                  plan.expire_ms);
                 ccht_item_set_expire(v, old_off, plan.expire_ms);
             }
             ccht_touch_op(T, x, loc.bucket, loc.way, T->stamp_slack);

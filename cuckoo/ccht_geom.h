@@ -105,7 +105,7 @@ static inline uint32_t ccht_geom_classes(uint64_t page_bytes, uint32_t n_pages, 
     return n;
 }
 
-#define CCHT_GEOM_FIXED_META (256 + 64 + 8 * CCHT_DBS + sizeof(ccht_pool))
+#define CCHT_GEOM_FIXED_META (256 + 64 + 16 * CCHT_DBS + sizeof(ccht_pool))
 #define CCHT_GEOM_PAGE_META 20u /* page_class, page_run, page_drain, page_pos, pool_stack */
 
 /* The meta bytes for n_classes classes, n_pages pages and n_buckets buckets. */
@@ -265,7 +265,7 @@ static inline void ccht_geom_layout(ccht_geom *g)
     g->m_clock = m;
     m += 64;
     g->m_dbn = m;
-    m += 8ull * CCHT_DBS;
+    m += 16ull * CCHT_DBS; /* db_items, db_volatile */
     g->m_pool = m;
     m += sizeof(ccht_pool);
     g->m_cls = m;
@@ -313,6 +313,7 @@ static inline void ccht_geom_bind(const ccht_geom *g, ccht_table *T, uint8_t *ba
     T->cnt = (uint64_t *)(meta + g->m_cnt);
     T->clock = (uint64_t *)(meta + g->m_clock);
     T->v.db_items = (uint64_t *)(meta + g->m_dbn);
+    T->v.db_volatile = T->v.db_items + CCHT_DBS;
     T->v.vmap = (uint64_t *)(meta + g->m_vmap);
     T->v.vmap_words = cudis_vmap_alloc_words(g->n_buckets) - 1;
     T->max_key_len = max_key_len;

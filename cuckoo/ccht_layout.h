@@ -137,6 +137,7 @@ typedef struct ccht_view {
     uint64_t arena_bytes;
     uint64_t seed;         /* cudis_hash seed (database 0; ccht_db_seed) */
     uint64_t *db_items;    /* items per database 1.. (database 0: the rest); NULL: none */
+    uint64_t *db_volatile; /* and those with an expiry (CCHT_C_VOLATILE's split) */
     uint64_t *vmap;        /* buckets that may hold an item with an expiry (cudis_vmap.h) */
     uint64_t vmap_words;   /* its bit words (the count follows them) */
     uint32_t ways;         /* 4, 8 or 16 */
@@ -224,6 +225,7 @@ enum ccht_counter {
     CCHT_C_KEY_BYTES,
     CCHT_C_VAL_BYTES,
     CCHT_C_CHUNK_BYTES, /* arena bytes the live items' chunks take (class sizes, whole pages) */
+    CCHT_C_VOLATILE,    /* items with an expiry (expired ones not yet reclaimed count) */
     CCHT_C__COUNT
 };
 #define CCHT_C_FIRST_GAUGE CCHT_C_ITEMS

@@ -110,10 +110,10 @@ int engine_queue_fd(engine_queue *q);
 void engine_queue_clear_fd(engine_queue *q);
 int engine_scan(engine *e, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
                 cudis_scan_fn fn, void *arg, uint64_t *next);
-/* Keys with an expiry per database (cudis_stats.h): exact while the store
- * holds few (a CCHT: its volatile map's marked buckets, up to about 16K of
- * them; another store: up to about 10,000 keys), scaled from those read
- * otherwise. For INFO keyspace; costs about 2 ms at most on the cpu engine. */
+/* Keys with an expiry per database (cudis_stats.h): the cpu engine's are
+ * counted (exact); their mean TTL is read from up to 16K of the buckets
+ * that hold them. A store without the op is scanned: up to about 10,000
+ * keys, scaled from those read beyond. For INFO keyspace. */
 void engine_expires(engine *e, int64_t now_ms, cudis_expires *out);
 int engine_random_key(engine *e, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
                       uint32_t *len);

@@ -94,10 +94,10 @@ typedef struct engine_store_ops {
      * reporting each as CUDIS_EV_EXPIRED to ev (NULL: no events; see
      * cudis_evbuf). Returns the number reclaimed. May be NULL. */
     int (*sweep)(void *store, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
-    /* Keys with an expiry per database (cudis_stats.h), reading at most
-     * about max_work units of the store (a CCHT: buckets its volatile map
-     * marks), exact when the store holds few. May be NULL: the engine
-     * then counts them with scan. */
+    /* Keys with an expiry per database (cudis_stats.h): counted, with
+     * their mean TTL from at most about max_work units of the store (a
+     * CCHT: buckets its volatile map marks). May be NULL: the engine then
+     * counts them with scan. */
     void (*expires)(void *store, int64_t now_ms, uint32_t max_work, cudis_expires *out);
     /* The units of sweep work one pass over the whole store takes. NULL:
      * the store's capacity. */

@@ -1306,7 +1306,7 @@ static int flush_locked(gpu_engine *g, int db)
                                       g->aux));
     }
     if (rc == 0) {
-        rc = OP_CK(g, cudaMemsetAsync(g->t.v.db_items, 0, sizeof(uint64_t) * CCHT_DBS, g->aux));
+        rc = OP_CK(g, cudaMemsetAsync(g->t.v.db_items, 0, 2 * sizeof(uint64_t) * CCHT_DBS, g->aux));
     }
     if (rc == 0) {
         rc = OP_CK(g, cudaMemcpyAsync(d_meta + m->m_pool, g->meta_image + m->m_pool,

@@ -214,6 +214,51 @@ class RedisPy(unittest.TestCase):
         r1.close()
         r2.close()
 
+    def test_keyspace_counts_every_key_with_an_expiry(self):
+        """INFO keyspace's expires= is exact beyond any sample size (Redis
+        counts its expires dictionary), and follows each change of a key's
+        expiry; avg_ttl= is a mean of the keys' TTLs."""
+        r = self.r
+        p = r.pipeline(transaction=False)
+        for i in range(30000):
+            p.set("v%d" % i, "x", ex=1000)
+        for i in range(5000):
+            p.set("p%d" % i, "x")
+        p.execute()
+        r3 = redis.Redis(host="127.0.0.1", port=self.srv.port, db=3, socket_timeout=10)
+        for i in range(100):
+            r3.set("t%d" % i, "x", px=500000)
+        ks = r.info("keyspace")
+        self.assertEqual((ks["db0"]["keys"], ks["db0"]["expires"]), (35000, 30000))
+        self.assertEqual((ks["db3"]["keys"], ks["db3"]["expires"]), (100, 100))
+        p = r.pipeline(transaction=False)
+        for i in range(10):
+            p.persist("v%d" % i)              # -10
+            p.set("v%d" % (10 + i), "y")      # -10: a SET drops the TTL
+            p.set("v%d" % (20 + i), "y", keepttl=True)  # kept
+            p.delete("v%d" % (30 + i))        # -10
+            p.expire("p%d" % i, 100)          # +10
+            p.set("p%d" % (10 + i), "y", px=200000)  # +10
+            p.getex("v%d" % (40 + i), persist=True)  # -10
+        p.execute()
+        self.assertTrue(r.move("v100", 3))
+        ks = r.info("keyspace")
+        self.assertEqual((ks["db0"]["keys"], ks["db0"]["expires"]), (34989, 29979))
+        self.assertEqual((ks["db3"]["keys"], ks["db3"]["expires"]), (101, 101))
+        self.assertTrue(r.swapdb(0, 3))
+        ks = r.info("keyspace")
+        self.assertEqual((ks["db3"]["keys"], ks["db3"]["expires"]), (34989, 29979))
+        self.assertEqual((ks["db0"]["keys"], ks["db0"]["expires"]), (101, 101))
+        # Redis's avg_ttl comes from its expiry cycle's samples: wait for one
+        deadline = time.time() + 5
+        while r.info("keyspace")["db3"]["avg_ttl"] == 0 and time.time() < deadline:
+            time.sleep(0.1)
+        self.assertTrue(900000 < r.info("keyspace")["db3"]["avg_ttl"] <= 1000000,
+                        r.info("keyspace"))
+        self.assertEqual(r3.flushdb(), True)
+        self.assertNotIn("db3", r.info("keyspace"))
+        r3.close()
+
     def test_pubsub(self):
         r = self.r
         p = r.pubsub()
