@@ -1406,6 +1406,64 @@ int gpu_engine_scan(gpu_engine *g, int db, uint64_t cursor, uint32_t count, int6
     KS_CALL(g, scan_locked(g, db, cursor, count, now_ms, fn, arg, next));
 }
 
+typedef struct ttl_acc {
+    cudis_expires *out;
+    uint64_t seen[CCHT_DBS];
+    int64_t now;
+} ttl_acc;
+
+static int ttl_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len, int64_t exp)
+{
+    (void)key;
+    (void)len;
+    ttl_acc *a = arg;
+    if (exp > 0) {
+        a->seen[db]++;
+        a->out->ttl_ms[db] += (double)(exp - a->now);
+    }
+    return 0;
+}
+
+/* Keys with an expiry per database: the device's counters (exact), and the
+ * mean TTL of the live ones in the first max_work buckets. */
+static int expires_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_expires *out)
+{
+    uint64_t c[CCHT_C__COUNT];
+    uint64_t dv[CCHT_DBS];
+    int rc = read_counters(g, c);
+    if (rc == 0) {
+        rc = read_device(g, dv, g->t.v.db_volatile, sizeof(dv));
+    }
+    if (rc != 0) {
+        return rc;
+    }
+    out->keys[0] = c[CCHT_C_VOLATILE];
+    for (int d = 1; d < CCHT_DBS; d++) {
+        out->keys[d] = dv[d];
+        out->keys[0] -= dv[d];
+    }
+    ttl_acc *a = calloc(1, sizeof(*a));
+    if (a == NULL) {
+        return CUDIS_E_NOMEM;
+    }
+    a->out = out;
+    a->now = now_ms;
+    uint64_t next = 0;
+    rc = scan_locked(g, CUDIS_DB_ALL, 0, max_work, now_ms, ttl_collect, a, &next);
+    out->exact = rc == 0 && next == 0;
+    for (int d = 0; d < CCHT_DBS; d++) {
+        out->ttl_ms[d] = a->seen[d] ? out->ttl_ms[d] / (double)a->seen[d] : 0.0;
+    }
+    free(a);
+    return rc;
+}
+
+int gpu_engine_expires(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_expires *out)
+{
+    memset(out, 0, sizeof(*out));
+    KS_CALL(g, expires_locked(g, now_ms, max_work, out));
+}
+
 int gpu_engine_random_key(gpu_engine *g, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
                           uint32_t *len)
 {

@@ -183,6 +183,9 @@ uint64_t gpu_engine_db_size(gpu_engine *g, uint8_t db);
 /* gpu_engine_sweep reports what it reclaims to ev (NULL: no events). */
 int gpu_engine_sweep(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev);
 uint64_t gpu_engine_sweep_units(gpu_engine *g);
+/* Keys with an expiry per database (engine_store_ops.expires): counted on
+ * the device; the mean TTL from the keys of the first max_work buckets. */
+int gpu_engine_expires(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_expires *out);
 /* The logical clock: ops launched so far (recency stamps are its low bits). */
 uint64_t gpu_engine_clock(gpu_engine *g);
 /* The eviction policy (enum cudis_policy) and LFU parameters of the

@@ -48,6 +48,11 @@ static int gs_sweep(void *s, int64_t now_ms, uint32_t max_work, cudis_evbuf *ev)
     return gpu_engine_sweep((gpu_engine *)s, now_ms, max_work, ev);
 }
 
+static void gs_expires(void *s, int64_t now_ms, uint32_t max_work, cudis_expires *out)
+{
+    (void)gpu_engine_expires((gpu_engine *)s, now_ms, max_work, out); /* a failure: none */
+}
+
 static uint64_t gs_clock(void *s)
 {
     return gpu_engine_clock((gpu_engine *)s);
@@ -106,6 +111,7 @@ const engine_store_ops gpu_store_ops = {
     .db_size = gs_db_size,
     .sweep = gs_sweep,
     .sweep_units = gs_sweep_units,
+    .expires = gs_expires,
     .set_policy = gs_set_policy,
     .clock = gs_clock,
     .stats = gs_stats,
