@@ -561,7 +561,7 @@ static void rp_hrandfield(conn *c, pend *p, const cudis_batch *b)
     /* entry offsets, to pick by index */
     uint32_t *off = xmalloc(size * sizeof(*off));
     uint32_t k = 0;
-    cudis_hentry e;
+    cudis_hentry e = {0}; /* each offset was read once: the reads below succeed */
     COLL_FOREACH(h, n, at, e)
     {
         if (k < size) {
@@ -570,7 +570,8 @@ static void rp_hrandfield(conn *c, pend *p, const cudis_batch *b)
     }
     size = k;
     if (!(how & RF_COUNT)) {
-        (void)cudis_hentry_at(h + off[coll_rand64() % size], n, true, &e);
+        uint32_t at = off[coll_rand64() % size];
+        (void)cudis_hentry_at(h + at, n - at, true, &e);
         resp_bulk(&c->out, e.f, e.flen);
     } else if (count < 0) {
         /* repetitions allowed: -count picks */
