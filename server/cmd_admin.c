@@ -963,7 +963,7 @@ static legacy_range legacy_of(const command *cmd)
 /* Command flags in Redis's order (addReplyFlagsForCommand). */
 static void flags_reply(sbuf *o, const command *cmd, int proto)
 {
-    const char *names[16];
+    const char *names[24];
     int n = 0;
     uint32_t f = cmd->flags;
     if (f & CMD_WRITE) {
@@ -972,7 +972,7 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     if (f & CMD_READONLY) {
         names[n++] = "readonly";
     }
-    if (f & CMD_WRITE) {
+    if (f & CMD_DENYOOM) {
         names[n++] = "denyoom";
     }
     if (f & CMD_ADMIN) {
@@ -993,6 +993,15 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     if (f & CMD_STALE) {
         names[n++] = "stale";
     }
+    if (f & CMD_SKIP_MONITOR) {
+        names[n++] = "skip_monitor";
+    }
+    if (f & CMD_SKIP_SLOWLOG) {
+        names[n++] = "skip_slowlog";
+    }
+    if (f & CMD_ASKING) {
+        names[n++] = "asking";
+    }
     if (f & CMD_FAST) {
         names[n++] = "fast";
     }
@@ -1001,6 +1010,9 @@ static void flags_reply(sbuf *o, const command *cmd, int proto)
     }
     if (no_mandatory_keys(cmd)) {
         names[n++] = "no_mandatory_keys";
+    }
+    if (f & CMD_NO_ASYNC_LOADING) {
+        names[n++] = "no_async_loading";
     }
     if (f & CMD_NOMULTI) {
         names[n++] = "no_multi";

@@ -37,6 +37,14 @@ typedef struct command command;
 #define CMD_ALLOW_BUSY 0x8000 /* runs while a script is busy (SCRIPT KILL, SHUTDOWN, MULTI...) */
 #define CMD_BLOCKING 0x10000  /* may block the client (BLPOP...) */
 #define CMD_NOMULTI 0x20000   /* refused inside MULTI (SAVE, SHUTDOWN: Redis's no-multi) */
+/* Redis's flags that COMMAND INFO reports and nothing here acts on yet:
+ * denyoom (refused when over maxmemory: cudis refuses the op that finds no
+ * room instead), skip_monitor, skip_slowlog, asking, no_async_loading */
+#define CMD_DENYOOM 0x40000
+#define CMD_SKIP_MONITOR 0x80000
+#define CMD_SKIP_SLOWLOG 0x100000
+#define CMD_ASKING 0x200000
+#define CMD_NO_ASYNC_LOADING 0x400000
 
 typedef void (*cmd_fn)(conn *c, int argc, char **argv, uint32_t *lens);
 

@@ -392,6 +392,8 @@ class BusyScript(Base):
         self.assertEqual(b.call("PING"), busy)
         self.assertEqual(b.call("MULTI"), "OK")
         self.assertEqual(b.call("DISCARD"), "OK")
+        self.assertEqual(b.call("WATCH", "x"), "OK")  # allow_busy, as in Redis 7
+        self.assertEqual(b.call("RESET"), "RESET")
         c = self.conn()  # a client that connects meanwhile is answered too
         self.assertEqual(c.call("SET", "x", "1"), busy)
         self.assertEqual(b.call("SCRIPT", "KILL"), "OK")

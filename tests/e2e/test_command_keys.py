@@ -6,7 +6,8 @@ flags of each key, SET's and BITFIELD's flags by their arguments) and
 their errors (unknown command, no key arguments, wrong count, specs that
 cannot apply); COMMAND INFO's first key, last key and step, its
 movablekeys and pubsub flags, which cluster clients (redis-py's
-RedisCluster) use to find a command's slot, and its key specs, for every command both servers
+RedisCluster) use to find a command's slot, its other flags, ACL
+categories and key specs, for every command and subcommand both servers
 have, against Debian's redis-server (notes aside: cudis keeps none). Run
 by ctest (label e2e):
   /usr/bin/python3 test_command_keys.py --server PATH   (or CUDIS_E2E_SERVER=...)
@@ -142,9 +143,17 @@ class BesideRedisInfo(BesideRedis):
             ref = self.rc.call("COMMAND", "INFO", n)[0]
             self.assertEqual(mine[1], ref[1], "%s: arity" % n)
             self.assertEqual(mine[3:6], ref[3:6], "%s: first, last, step" % n)
-            for flag in ("movablekeys", "pubsub"):  # what cluster clients route by
-                self.assertEqual(flag in mine[2], flag in ref[2], "%s: %s" % (n, flag))
+            # every flag (noscript, allow_busy, loading... change what runs
+            # where) and ACL category, in Redis's order
+            self.assertEqual(mine[2], ref[2], "%s: flags" % n)
+            self.assertEqual(sorted(mine[6]), sorted(ref[6]), "%s: ACL categories" % n)
             self.assertEqual(specs(mine), specs(ref), "%s: key specs" % n)
+            subs = {s[0]: s for s in ref[9]}
+            for s in mine[9]:
+                if s[0] in subs:
+                    self.assertEqual(s[2], subs[s[0]][2], "%s: flags" % s[0])
+                    self.assertEqual(sorted(s[6]), sorted(subs[s[0]][6]),
+                                     "%s: ACL categories" % s[0])
 
 
 if __name__ == "__main__":
