@@ -408,7 +408,7 @@ int engine_scan(engine *e, int db, uint64_t cursor, uint32_t count, int64_t now_
 /* Units of the store engine_expires reads, at most (a CCHT's marked
  * buckets, for the mean TTL), and the keys a store without the op has
  * scanned before its counts are scaled up instead. */
-#define ENGINE_EXPIRES_WORK 16384u
+#define ENGINE_EXPIRES_WORK 2048u
 #define ENGINE_EXPIRES_SCAN_KEYS 10000u
 
 typedef struct exp_scan {

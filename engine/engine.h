@@ -111,7 +111,7 @@ void engine_queue_clear_fd(engine_queue *q);
 int engine_scan(engine *e, int db, uint64_t cursor, uint32_t count, int64_t now_ms,
                 cudis_scan_fn fn, void *arg, uint64_t *next);
 /* Keys with an expiry per database (cudis_stats.h): the cpu engine's are
- * counted (exact); their mean TTL is read from up to 16K of the buckets
+ * counted (exact); their mean TTL is read from up to 2048 of the buckets
  * that hold them. A store without the op is scanned: up to about 10,000
  * keys, scaled from those read beyond. For INFO keyspace. */
 void engine_expires(engine *e, int64_t now_ms, cudis_expires *out);

@@ -35,7 +35,7 @@ start_server() {
   local name=$1 port
   shift
   port=$(free_port)
-  if [[ $name == cudis ]]; then
+  if [[ $name == cudis* ]]; then # cudis, cudis_b (CUDIS=... start_server cudis_b)
     taskset -c "$SERVER_CPU" "$CUDIS" --port "$port" --bind 127.0.0.1 \
       ${CUDIS_ENGINE:+--engine "$CUDIS_ENGINE"} "$@" >"$TMP/$name.log" 2>&1 &
   else
