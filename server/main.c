@@ -185,6 +185,13 @@ int server_main(int argc, char **argv)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
+    /* Redis works inside `dir` (it changes to it as it reads the option):
+     * the other options' relative paths (cluster-config-file, aclfile,
+     * logfile, pidfile, unixsocket) are taken there. dir is absolute. */
+    if (srv.cfg.dir != NULL && srv.cfg.dir[0] != '\0' && chdir(srv.cfg.dir) != 0) {
+        fprintf(stderr, "Can't chdir to '%s': %s\n", srv.cfg.dir, strerror(errno));
+        return 1;
+    }
     signal(SIGPIPE, SIG_IGN);
     if (srv.cfg.daemonize) {
         daemonize();

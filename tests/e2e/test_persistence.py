@@ -152,6 +152,25 @@ class Persistence(unittest.TestCase):
         _, r2 = self.start(REDIS)
         self.check_loaded(want, r2)
 
+    def test_relative_paths_are_inside_dir(self):
+        """Redis works inside `dir` (it changes to it as it reads the
+        option): a relative cluster-config-file and logfile are written
+        there, not where the server was started."""
+        here = os.getcwd()
+        s, r = self.start(BIN, ["--cluster-enabled", "yes", "--cluster-config-file",
+                                "nodes-rel.conf", "--logfile", "rel.log"])
+        self.assertEqual(r.config_get("dir")["dir"], os.path.realpath(self.dir))
+        self.assertEqual(r.save(), True)
+        deadline = time.time() + 10
+        while not os.path.exists(os.path.join(self.dir, "nodes-rel.conf")):
+            self.assertLess(time.time(), deadline, os.listdir(self.dir))
+            time.sleep(0.05)
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "rel.log")))
+        self.assertTrue(os.path.exists(os.path.join(self.dir, "dump.rdb")))
+        self.stop(s)
+        for name in ("nodes-rel.conf", "rel.log", "dump.rdb"):
+            self.assertFalse(os.path.exists(os.path.join(here, name)), name)
+
     def test_redis_server_file_loads(self):
         s, r = self.start(REDIS)
         fill(r)
