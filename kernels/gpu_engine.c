@@ -1198,28 +1198,35 @@ static int read_counters(gpu_engine *g, uint64_t *c)
     return read_device(g, c, g->t.cnt, sizeof(uint64_t) * CCHT_C__COUNT);
 }
 
-/* Items of database db: its counter, database 0's the total minus the rest. */
-static int db_size_locked(gpu_engine *g, uint8_t db, uint64_t *out)
+/* Items (vol: those with an expiry) of every database into n: their
+ * counters, database 0's the table's total minus the rest. */
+static int db_counts_locked(gpu_engine *g, bool vol, uint64_t n[CCHT_DBS])
 {
     uint64_t c[CCHT_C__COUNT];
-    uint64_t dn[CCHT_DBS];
     int rc = read_counters(g, c);
     if (rc == 0) {
-        rc = read_device(g, dn, g->t.v.db_items, sizeof(dn));
+        rc = read_device(g, n, vol ? g->t.v.db_volatile : g->t.v.db_items,
+                         sizeof(uint64_t) * CCHT_DBS);
     }
     if (rc != 0) {
         return rc;
     }
-    if (db != 0) {
-        *out = dn[db];
-        return 0;
-    }
-    uint64_t n = c[CCHT_C_ITEMS];
+    n[0] = c[vol ? CCHT_C_VOLATILE : CCHT_C_ITEMS];
     for (int i = 1; i < CCHT_DBS; i++) {
-        n -= dn[i];
+        n[0] -= n[i];
     }
-    *out = n;
     return 0;
+}
+
+/* Items of database db. */
+static int db_size_locked(gpu_engine *g, uint8_t db, uint64_t *out)
+{
+    uint64_t dn[CCHT_DBS];
+    int rc = db_counts_locked(g, false, dn);
+    if (rc == 0) {
+        *out = dn[db];
+    }
+    return rc;
 }
 
 static int random_key_locked(gpu_engine *g, uint8_t db, int64_t now_ms, uint8_t *buf, uint32_t cap,
@@ -1428,19 +1435,9 @@ static int ttl_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t len, 
  * mean TTL of the live ones in the first max_work buckets. */
 static int expires_locked(gpu_engine *g, int64_t now_ms, uint32_t max_work, cudis_expires *out)
 {
-    uint64_t c[CCHT_C__COUNT];
-    uint64_t dv[CCHT_DBS];
-    int rc = read_counters(g, c);
-    if (rc == 0) {
-        rc = read_device(g, dv, g->t.v.db_volatile, sizeof(dv));
-    }
+    int rc = db_counts_locked(g, true, out->keys);
     if (rc != 0) {
         return rc;
-    }
-    out->keys[0] = c[CCHT_C_VOLATILE];
-    for (int d = 1; d < CCHT_DBS; d++) {
-        out->keys[d] = dv[d];
-        out->keys[0] -= dv[d];
     }
     ttl_acc *a = calloc(1, sizeof(*a));
     if (a == NULL) {
