@@ -213,15 +213,16 @@ static void batch_view(batcher *b, int64_t now_ms, cudis_batch *cb)
         b->out_cap = 256 * 1024;
         b->out = xmalloc(b->out_cap);
     }
-    *cb = (cudis_batch){.ops = b->ops,
-                        .n_ops = b->nops,
-                        .in = b->in,
-                        .res = b->res,
-                        .out = b->out,
-                        .out_cap = b->out_cap,
-                        .out_len = 0,
-                        .now_ms = now_ms,
-                        .ev = keyspace_wants_events() ? keyspace_evbuf(&b->evb) : NULL};
+    *cb =
+        (cudis_batch){.ops = b->ops,
+                      .n_ops = b->nops,
+                      .in = b->in,
+                      .res = b->res,
+                      .out = b->out,
+                      .out_cap = b->out_cap,
+                      .out_len = 0,
+                      .now_ms = now_ms,
+                      .ev = !b->quiet && keyspace_wants_events() ? keyspace_evbuf(&b->evb) : NULL};
     b->now_ms = now_ms;
 }
 
@@ -243,6 +244,9 @@ static int batch_after(batcher *b, batch_stats *st, engine *e, int64_t now_ms, i
     b->out = cb.out;
     b->out_cap = cb.out_cap;
     STAT_ADD(st->outbuf_reruns, reruns);
+    if (b->quiet) {
+        return CUDIS_OK;
+    }
     /* INFO rdb_changes_since_last_save, the save schedule: keys written;
      * not a big hash's own machinery (its chunks, a conversion's head:
      * bighash_cmd counts the command) */
@@ -263,7 +267,9 @@ int batch_exec(batcher *b, engine *e, int64_t now_ms)
     if (b->nops == 0) {
         return CUDIS_OK;
     }
-    rdb_guard(b); /* a snapshot running saves the keys this batch writes first */
+    if (!b->quiet) {
+        rdb_guard(b); /* a snapshot running saves the keys this batch writes first */
+    }
     cudis_batch cb;
     batch_view(b, now_ms, &cb);
     return batch_after(b, &b->st, e, now_ms, engine_execute(e, &cb));

@@ -112,6 +112,8 @@ typedef struct batcher {
     uint64_t who; /* and the client id whose command adds them */
     bool notouch; /* and whether their reads leave recency alone (CLIENT NO-TOUCH) */
     void *owner;  /* the loop whose batches these are */
+    bool quiet;   /* reads of a BGSAVE's walk, off any loop: batch_exec leaves the
+                   * keyspace's machinery alone (no events, watch, tracking, counts) */
     cudis_evbuf evb; /* keys the engine removed on its own (keyspace.c wants them) */
     size_t lit_len, lit_cap;
     uint64_t open_ns; /* when the first op arrived */
@@ -146,7 +148,7 @@ typedef struct batch_flusher {
     batcher flight; /* submitted, not yet answered (engine-pipeline) */
     cudis_batch fcb;
     engine_queue *q;            /* NULL: every batch runs inline */
-    pthread_rwlock_t *eng_lock; /* NULL: one loop, nothing to lock */
+    pthread_rwlock_t *eng_lock; /* srv.eng_lock; NULL while the loop holds it (excl_begin) */
     cmd_stat *cmd_stats;        /* the loop's per-command counters */
     void (*answered)(conn *c);  /* c got replies: write them */
     bool in_flight, flight_locked;

@@ -208,6 +208,10 @@ const config_option config_table[] = {
      "Compress the strings of dump.rdb files and DUMP/MIGRATE payloads with LZF (those over 20 bytes that shrink by 4 or more), as Redis does; no: raw (faster saves, bigger files)."},
     {"rdbchecksum", OPT_BOOL, "yes", 0, 0, NULL, false, OFF(rdb_checksum),
      "End dump.rdb files with their CRC-64, checked at load; no: the CRC is written as 0 and not checked (as Redis: a file whose CRC is 0 loads unchecked either way); fixed at start."},
+    {"server_cpulist", OPT_STR, "", 0, 0, NULL, false, OFF(server_cpulist),
+     "CPUs the event loops (io-threads) and the engine's threads run on, as Redis's: \"0-3\", \"0,2\", \"0-7:2\" (empty: any); fixed at start."},
+    {"bgsave_cpulist", OPT_STR, "", 0, 0, NULL, false, OFF(bgsave_cpulist),
+     "CPUs BGSAVE's walk and file writer run on (Redis: its forked child), in server_cpulist's form (empty: any); fixed at start. A walk on CPUs of its own takes nothing from the clients' loops."},
     {"appendonly", OPT_ENUM, "no", 0, 0, "no", false, OFF(appendonly),
      "Accepted for compatibility; always no (no append-only file: persistence is RDB snapshots, see save)."},
 };
@@ -425,6 +429,10 @@ static bool str_valid(const config_option *o, const char *val, char *err, size_t
                      errno ? strerror(errno) : strerror(ENOTDIR));
             return false;
         }
+    }
+    if (strstr(o->name, "_cpulist") != NULL && !util_cpulist_valid(val)) {
+        snprintf(err, errlen, "Invalid CPU list");
+        return false;
     }
     if (!strcmp(o->name, "save")) { /* pairs of non-negative integers, or empty */
         const char *p = val;

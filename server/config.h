@@ -80,6 +80,7 @@ typedef struct srv_config {
     char *save;
     char *dir;
     char *dbfilename;
+    char *server_cpulist, *bgsave_cpulist; /* Redis's CPU lists ("": any) */
     bool rdb_compression, rdb_checksum;
     char *appendonly;
     long long slowlog_log_slower_than;

@@ -101,7 +101,7 @@ void dispatch_redirect(conn *c, const command *cmd, const char *code, const char
 bool excl_begin(loop *lp)
 {
     batch_flush(&lp->bf, srv.eng, SEAL_DRAIN);
-    if (srv.nloops < 2 || lp->exec_locked) {
+    if (lp->exec_locked) {
         return false;
     }
     pthread_rwlock_wrlock(&srv.eng_lock);
@@ -324,7 +324,7 @@ void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *
         before = c->out.len; /* as above */
     }
     uint64_t t0 = cudis_mono_ns();
-    bool lock = (cmd->flags & CMD_EXCL) && srv.nloops > 1 && !lp->exec_locked;
+    bool lock = (cmd->flags & CMD_EXCL) && !lp->exec_locked;
     if (lock) {
         pthread_rwlock_wrlock(&srv.eng_lock);
     }

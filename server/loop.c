@@ -214,7 +214,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
         /* keys do not expire during CLIENT PAUSE; a tick is skipped when
          * the engine stays held (a long script on another loop): this loop
          * keeps accepting and seeing signals */
-        if (clients_paused(now) == 0 && (srv.nloops == 1 || engine_lock_for_tick())) {
+        if (clients_paused(now) == 0 && engine_lock_for_tick()) {
             uint64_t t0 = cudis_mono_ns();
             cudis_evbuf *ev = keyspace_wants_events() ? keyspace_evbuf(&lp->sweep_ev) : NULL;
             engine_expire_tick(srv.eng, now, (int)srv.cfg.hz, ev); /* counted by the engine */
@@ -227,9 +227,7 @@ static void cron_cb(evutil_socket_t fd, short what, void *arg)
             if (ev != NULL) {
                 keyspace_engine_events(lp, ev);
             }
-            if (srv.nloops > 1) {
-                pthread_rwlock_unlock(&srv.eng_lock);
-            }
+            pthread_rwlock_unlock(&srv.eng_lock);
         }
         bighash_tend(lp); /* chunks of hashes that went; waiting conversions */
         rdb_cron(lp, now); /* the save schedule */
@@ -294,7 +292,7 @@ void loop_setup(loop *lp, int idx)
     batch_init(&lp->bf.flight);
     lp->b.owner = lp->bf.flight.owner = lp;
     lp->bf.open = &lp->b;
-    lp->bf.eng_lock = srv.nloops > 1 ? &srv.eng_lock : NULL;
+    lp->bf.eng_lock = &srv.eng_lock;
     lp->bf.answered = conn_want_write;
     if (server_pipelined()) {
         lp->bf.q = engine_queue_create(srv.eng);

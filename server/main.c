@@ -199,6 +199,12 @@ int server_main(int argc, char **argv)
     log_setup();
     cudis_set_oom_handler(oom_handler);
     log_msg(LL_NOTICE, "cudis-server %s starting, pid=%d", CUDIS_VERSION, (int)getpid());
+    /* before any thread starts: the loops and the engine's threads inherit it */
+    int pin = util_cpulist_pin(srv.cfg.server_cpulist);
+    if (pin != 0) {
+        log_msg(LL_WARNING, "Can't run on server_cpulist %s: %s", srv.cfg.server_cpulist,
+                strerror(pin));
+    }
     if (server_adjust_fd_limit() != 0) {
         return 1;
     }

@@ -16,9 +16,11 @@
  * the keys it finds (GET of any type, without touching them) and appends
  * them to dir/temp-<pid>.rdb, renamed over dbfilename once complete and
  * fsync'd. SAVE walks to the end at once, the engine held. BGSAVE walks
- * in slices from a timer of loop 0 while the clients are served (no fork:
- * the store may be in GPU memory), and the file still holds every key as
- * it was when BGSAVE started, by copy-on-write at the key level:
+ * on a thread of its own while the loops serve (no fork: the store may be
+ * in GPU memory), the engine read-locked as a batch has it (the stores run
+ * scans and batches concurrently; walker_main), and the file still holds
+ * every key as it was when BGSAVE started, by copy-on-write at the key
+ * level (S.lock orders the walk's steps and the guards):
  *   - before a batch that writes runs (batch_exec, and the submit of a
  *     pipelined one), rdb_guard reads each key it writes that the snapshot
  *     has not had yet and appends it first (a key that did not exist is
@@ -62,8 +64,10 @@
 #define OP_EOF 255
 
 #define WALK_BUCKETS 256          /* index buckets a walk step scans */
-#define SLICE_NS (1000 * 1000)    /* a BGSAVE slice's work, then the loop's turn */
-#define SLICE_GAP_US 1000         /* and the loop's turn at least this long */
+#define SLICE_NS (1000 * 1000)    /* BGSAVE's walk holds the engine's read lock this long */
+#define WALK_GAP_US 20            /* then lets it go at least this long */
+#define WALK_WAIT_US 200          /* and tries again after this, when held or the disk lags */
+#define POLL_US 10000             /* loop 0 looks for the end of the walk, and of the file */
 #define FLUSH_BYTES (1024 * 1024) /* write() the file in pieces this big */
 
 /* ------------------------------------------------------------------------
@@ -183,7 +187,12 @@ typedef struct snapshot {
     batcher rb, gb; /* reads; a big hash's chunks */
     atomic_bool failed;
     int64_t start_ms;
-    struct event *ev; /* BGSAVE's walk (loop 0) */
+    struct event *ev;      /* loop 0 waits for the BGSAVE's walk and file to end */
+    pthread_t walker;      /* BGSAVE's walk (walker_main) */
+    bool walker_live;      /* started, not yet joined */
+    atomic_bool walk_stop; /* FLUSHALL, shutdown: the walker ends */
+    atomic_bool walked;    /* the walker ended */
+    bool stopped;          /* bgsave_stop ended it (not a failure) */
     /* BGSAVE's file is written by a thread of its own (write, CRC, fsync,
      * rename: none of it in a loop): buffers queued in order */
     atomic_bool busy; /* a BGSAVE runs: walking, or its file being finished */
@@ -298,9 +307,20 @@ static int file_finish(bool keep)
     return -1;
 }
 
+/* A BGSAVE's thread onto bgsave_cpulist, if set. */
+static void bg_pin(void)
+{
+    int rc = util_cpulist_pin(srv.cfg.bgsave_cpulist);
+    if (rc != 0) {
+        log_msg(LL_WARNING, "Can't run on bgsave_cpulist %s: %s", srv.cfg.bgsave_cpulist,
+                strerror(rc));
+    }
+}
+
 static void *writer_main(void *arg)
 {
     (void)arg;
+    bg_pin();
     for (;;) {
         pthread_mutex_lock(&S.wlock);
         while (S.wq == NULL && !S.wq_finish) {
@@ -434,14 +454,17 @@ static void put_result(uint8_t pdb, const uint8_t *key, uint32_t klen, const cud
     sbuf_free(&all);
 }
 
-/* Read what rb holds (GETs) and put each key found. */
-static void put_reads(void)
+/* Read what rb holds (GETs) at now and put each key found. quiet: the
+ * walk's thread reads (no loop's keyspace machinery; now is the scan's,
+ * so none of the keys it saw live expires in the read). */
+static void put_reads(int64_t now, bool quiet)
 {
     batcher *b = &S.rb;
     if (b->nops == 0) {
         return;
     }
-    int rc = batch_exec(b, srv.eng, cudis_now_ms());
+    S.rb.quiet = S.gb.quiet = quiet;
+    int rc = batch_exec(b, srv.eng, now);
     for (uint32_t i = 0; i < b->nops; i++) {
         const cudis_op *op = &b->ops[i];
         cudis_result r = b->res[i];
@@ -472,37 +495,73 @@ static int walk_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t klen
     return 0;
 }
 
-/* Walk on for about budget_ns (0: to the end). The engine is held
- * exclusively. Returns true when the walk is done. */
-static bool walk(uint64_t budget_ns)
+/* One step of the walk: WALK_BUCKETS of the index scanned and the keys
+ * found put (S.lock held, and the engine read-locked at least). quiet: on
+ * the walk's thread. Returns true when the walk is done. */
+static bool walk_step(bool quiet)
 {
-    uint64_t t0 = cudis_mono_ns();
-    while (S.walk_db < S.ndb && !atomic_load(&S.failed)) {
-        uint8_t pdb = S.phys[S.walk_db];
-        uint64_t next = 0;
-        int rc = CUDIS_OK;
-        if (S.cursor == 0 && engine_db_size(srv.eng, pdb) == 0) {
-            next = 0;
-        } else {
-            rc = engine_scan(srv.eng, pdb, S.cursor, WALK_BUCKETS, cudis_now_ms(), walk_collect,
-                             NULL, &next);
-        }
-        if (rc != CUDIS_OK) {
-            log_msg(LL_WARNING, "Snapshot: the engine's scan failed: %s", cudis_strerror(rc));
-            atomic_store(&S.failed, true);
-            batch_reset(&S.rb);
-            break;
-        }
-        put_reads();
-        S.cursor = next;
-        if (next == 0) {
-            S.walk_db++;
-        }
-        if (budget_ns != 0 && cudis_mono_ns() - t0 >= budget_ns) {
-            break;
-        }
+    if (S.walk_db >= S.ndb || atomic_load(&S.failed)) {
+        return true;
+    }
+    uint8_t pdb = S.phys[S.walk_db];
+    uint64_t next = 0;
+    int rc = CUDIS_OK;
+    int64_t now = cudis_now_ms();
+    if (S.cursor != 0 || engine_db_size(srv.eng, pdb) != 0) {
+        rc = engine_scan(srv.eng, pdb, S.cursor, WALK_BUCKETS, now, walk_collect, NULL, &next);
+    }
+    if (rc != CUDIS_OK) {
+        log_msg(LL_WARNING, "Snapshot: the engine's scan failed: %s", cudis_strerror(rc));
+        atomic_store(&S.failed, true);
+        batch_reset(&S.rb);
+        return true;
+    }
+    put_reads(now, quiet);
+    S.cursor = next;
+    if (next == 0) {
+        S.walk_db++;
     }
     return S.walk_db >= S.ndb || atomic_load(&S.failed);
+}
+
+/* The rest of the walk at once, on a loop (SAVE, FLUSHDB during a BGSAVE):
+ * the engine held exclusively, S.lock taken. */
+static void walk_all(void)
+{
+    while (!walk_step(false)) {
+    }
+}
+
+/* BGSAVE's walk, on a thread of its own while the loops serve: steps with
+ * the engine read-locked for about SLICE_NS at a time (batches run beside
+ * it; what is not concurrent with them waits for the slice's end, at most
+ * about that long: a try-lock, so the walk never queues in its way) and
+ * S.lock per step (a guard waits for one step at most). It ends when the
+ * walk is done, or someone else ended it (FLUSHDB walked to the end,
+ * FLUSHALL or a shutdown stopped it: walk_stop). */
+static void *walker_main(void *arg)
+{
+    (void)arg;
+    bg_pin();
+    bool done = false;
+    while (!done && !atomic_load(&S.walk_stop)) {
+        if (queued_bytes() > WQ_MAX || pthread_rwlock_tryrdlock(&srv.eng_lock) != 0) {
+            usleep(WALK_WAIT_US); /* the disk lags, or the engine is held */
+            continue;
+        }
+        uint64_t t0 = cudis_mono_ns();
+        do {
+            pthread_mutex_lock(&S.lock);
+            done = !atomic_load(&S.on) || walk_step(true);
+            pthread_mutex_unlock(&S.lock);
+        } while (!done && cudis_mono_ns() - t0 < SLICE_NS && !atomic_load(&S.walk_stop));
+        pthread_rwlock_unlock(&srv.eng_lock);
+        if (!done) {
+            usleep(WALK_GAP_US); /* a writer of the engine waiting gets it */
+        }
+    }
+    atomic_store(&S.walked, true);
+    return NULL;
 }
 
 /* Open the temp file and write the header. 0, -1 (logged), or
@@ -638,11 +697,16 @@ static int snap_close(int rc)
                 (long long)(now - S.start_ms));
     }
     if (S.bg) {
-        atomic_store(&last_bg_ok, rc == 0);
+        /* (a BGSAVE stopped leaves the status as it was: Redis's child
+         * killed with SIGUSR1 is no error) */
+        if (!S.stopped) {
+            atomic_store(&last_bg_ok, rc == 0);
+            log_msg(rc == 0 ? LL_NOTICE : LL_WARNING,
+                    rc == 0 ? "Background saving terminated with success"
+                            : "Background saving error");
+        }
         atomic_store(&last_bg_secs, (now - S.start_ms) / 1000);
-        log_msg(rc == 0 ? LL_NOTICE : LL_WARNING,
-                rc == 0 ? "Background saving terminated with success"
-                        : "Background saving error");
+        S.stopped = false;
         atomic_store(&S.busy, false);
     }
     atomic_store(&S.active, false);
@@ -657,70 +721,46 @@ static int save_now(loop *lp)
     if (rc != 0) {
         return rc;
     }
-    (void)walk(0);
+    walk_all();
     walk_over(true);
     return snap_close(file_finish(true));
 }
 
-/* Commands the loops have run so far (whether clients are being served). */
-static uint64_t commands_run(void)
-{
-    uint64_t n = 0;
-    for (int i = 0; i < srv.nloops; i++) {
-        n += __atomic_load_n(&srv.loops[i].st.commands, __ATOMIC_RELAXED);
-    }
-    return n;
-}
-
-/* A BGSAVE's walk: one slice, then the loop's turn: the next slice at
- * once while no client is served, else after a gap (the walk then takes
- * at most about half the loop's time). Once the walk is over, the timer
- * waits for the writer to finish the file. */
+/* Loop 0 waits for a BGSAVE's end: the walker's (the guards stop, EOF
+ * goes last), then the writer's (the file renamed, or removed). */
 static void walk_cb(evutil_socket_t fd, short what, void *arg)
 {
     (void)fd;
     (void)what;
-    loop *lp = arg;
-    static uint64_t seen;
-    struct timeval gap = {0, SLICE_GAP_US};
+    (void)arg;
+    struct timeval gap = {0, POLL_US};
     if (!atomic_load(&S.busy)) {
         return;
     }
-    if (!atomic_load(&S.on)) { /* the writer is finishing the file */
-        if (atomic_load(&S.wdone)) {
-            pthread_join(S.writer, NULL);
-            (void)snap_close(S.wrc);
-            return;
+    if (S.walker_live && atomic_load(&S.walked)) {
+        pthread_join(S.walker, NULL);
+        S.walker_live = false;
+        if (atomic_load(&S.on)) { /* (else FLUSHDB ended the walk) */
+            walk_over(!atomic_load(&S.failed));
         }
-        gap.tv_usec = 10000;
-        evtimer_add(S.ev, &gap);
-        return;
     }
-    if (lp->busy || queued_bytes() > WQ_MAX) { /* a script runs, or the disk lags: later */
-        evtimer_add(S.ev, &gap);
+    if (!S.walker_live && atomic_load(&S.wdone)) {
+        pthread_join(S.writer, NULL);
+        (void)snap_close(S.wrc);
         return;
-    }
-    bool locked = excl_begin(lp);
-    pthread_mutex_lock(&S.lock);
-    S.rb.owner = S.gb.owner = lp;
-    bool done = walk(SLICE_NS);
-    pthread_mutex_unlock(&S.lock);
-    excl_end(lp, locked);
-    if (done) {
-        walk_over(!atomic_load(&S.failed));
-        evtimer_add(S.ev, &gap);
-        return;
-    }
-    /* (a zero timeout, not event_active: libevent runs an event activated
-     * from its own callback before it polls again, so the walk would
-     * starve the clients it was to make way for) */
-    uint64_t now = commands_run();
-    bool idle = now == seen;
-    seen = now;
-    if (idle) {
-        gap.tv_usec = 0;
     }
     evtimer_add(S.ev, &gap);
+}
+
+/* Joins the walker, asking it to end first (it only try-locks the
+ * engine, so the caller may hold it). */
+static void walker_stop(void)
+{
+    if (S.walker_live) {
+        atomic_store(&S.walk_stop, true);
+        pthread_join(S.walker, NULL);
+        S.walker_live = false;
+    }
 }
 
 static int bgsave_start(loop *lp)
@@ -734,10 +774,20 @@ static int bgsave_start(loop *lp)
         atomic_store(&last_try_ms, cudis_now_ms());
         return -1;
     }
-    if (S.ev == NULL) {
-        S.ev = evtimer_new(srv.loops[0].base, walk_cb, &srv.loops[0]);
+    atomic_store(&S.walk_stop, false);
+    atomic_store(&S.walked, false);
+    if (pthread_create(&S.walker, NULL, walker_main, NULL) != 0) {
+        log_msg(LL_WARNING, "Can't save in background: no thread for the walk");
+        walk_over(false);
+        pthread_join(S.writer, NULL);
+        (void)snap_close(S.wrc);
+        return -1;
     }
-    struct timeval tv = {0, 0};
+    S.walker_live = true;
+    if (S.ev == NULL) {
+        S.ev = evtimer_new(srv.loops[0].base, walk_cb, NULL);
+    }
+    struct timeval tv = {0, POLL_US};
     evtimer_add(S.ev, &tv);
     log_msg(LL_NOTICE, "Background saving started");
     return 0;
@@ -751,6 +801,8 @@ static void bgsave_stop(void)
     }
     evtimer_del(S.ev);
     log_msg(LL_WARNING, "Background saving stopped: the temp file is removed");
+    S.stopped = true;
+    walker_stop();
     if (atomic_load(&S.on)) {
         walk_over(false);
     } else {
@@ -802,7 +854,7 @@ void rdb_guard(batcher *b)
                 add_read(pdb, key, klen);
             }
         }
-        put_reads();
+        put_reads(cudis_now_ms(), false);
         in_guard = false;
     }
     pthread_mutex_unlock(&S.lock);
@@ -1206,11 +1258,12 @@ void rdb_before_flush(loop *lp, bool all)
     if (!atomic_load(&S.on)) {
         return; /* the walk is over: the file is being finished */
     }
-    /* FLUSHDB: the walk ends first (the engine is held); the writer then
-     * finishes the file while the timer waits for it */
+    /* FLUSHDB: the walk ends first, here (the engine is held: the walker
+     * is between slices, and ends once it sees the walk over); the writer
+     * then finishes the file while the timer waits for it */
     pthread_mutex_lock(&S.lock);
     S.rb.owner = S.gb.owner = lp;
-    (void)walk(0);
+    walk_all();
     pthread_mutex_unlock(&S.lock);
     walk_over(!atomic_load(&S.failed));
 }

@@ -224,6 +224,9 @@ typedef struct server {
     int ndevices;
     loop *loops;
     int nloops;
+    /* batches read-lock it, and so does a BGSAVE's walk (its own thread);
+     * what is not concurrent with them (CMD_EXCL, EXEC, scripts, the expiry
+     * tick) write-locks it: with one loop too */
     pthread_rwlock_t eng_lock;
     struct evconnlistener *listeners[16];
     uint8_t listener_kind[16]; /* CONN_KIND_* */
@@ -449,9 +452,10 @@ bool dispatch_postponed(conn *c, int mode, int argc, char **argv, uint32_t *lens
 void dispatch_redirect(conn *c, const command *cmd, const char *code, const char *msg);
 /* Run a looked-up, checked command (dispatch, and EXEC for each queued one). */
 void dispatch_run(conn *c, const command *cmd, int argc, char **argv, uint32_t *lens);
-/* Run alone (EXEC, EVAL): this loop's batches answered; with several
- * loops the engine held exclusively (batches flushed meanwhile run inline
- * under it) until excl_end. Returns whether it took the lock. */
+/* Run alone (EXEC, EVAL): this loop's batches answered and the engine held
+ * exclusively, from the other loops and a BGSAVE's walk (batches flushed
+ * meanwhile run inline under it), until excl_end. Returns whether it took
+ * the lock. */
 bool excl_begin(loop *lp);
 void excl_end(loop *lp, bool locked);
 /* What c wrote to c->out from `before` on goes behind its pending replies

@@ -1,18 +1,22 @@
 /*
  * util.c - string helpers with Redis's exact rules: glob matching, inline
- * splitting, integer/size/long double parsing and formatting, and sbuf.
+ * splitting, integer/size/long double parsing and formatting, CPU lists
+ * (Redis's *_cpulist options), and sbuf.
  */
+#define _GNU_SOURCE /* CPU_SET, pthread_setaffinity_np */
 #include "util.h"
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <limits.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
@@ -467,4 +471,79 @@ void util_give_back_memory(void)
 #ifdef __GLIBC__
     malloc_trim(0);
 #endif
+}
+
+/* ------------------------------------------------------------------------
+ * CPU lists
+ * ---------------------------------------------------------------------- */
+
+static bool cpu_num(const char **p, long *out)
+{
+    if (!isdigit((unsigned char)**p)) {
+        return false;
+    }
+    char *end;
+    errno = 0;
+    long x = strtol(*p, &end, 10);
+    if (errno != 0 || x >= CPU_SETSIZE) {
+        return false;
+    }
+    *p = end;
+    *out = x;
+    return true;
+}
+
+static bool cpulist_parse(const char *s, cpu_set_t *set)
+{
+    CPU_ZERO(set);
+    const char *p = s;
+    while (*p != '\0') {
+        long a, b, step = 1;
+        if (!cpu_num(&p, &a)) {
+            return false;
+        }
+        b = a;
+        if (*p == '-') {
+            p++;
+            if (!cpu_num(&p, &b) || b < a) {
+                return false;
+            }
+            if (*p == ':') {
+                p++;
+                if (!cpu_num(&p, &step) || step == 0) {
+                    return false;
+                }
+            }
+        }
+        for (long i = a; i <= b; i += step) {
+            CPU_SET((int)i, set);
+        }
+        if (*p == ',') {
+            p++;
+            if (*p == '\0') {
+                return false;
+            }
+        } else if (*p != '\0') {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool util_cpulist_valid(const char *s)
+{
+    cpu_set_t set;
+    return cpulist_parse(s, &set);
+}
+
+int util_cpulist_pin(const char *s)
+{
+    cpu_set_t set;
+    if (s == NULL || *s == '\0') {
+        return 0;
+    }
+    if (!cpulist_parse(s, &set)) {
+        return EINVAL;
+    }
+    return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }

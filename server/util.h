@@ -43,6 +43,14 @@ int util_ld2str(char *buf, size_t cap, long double v);
 /* Case-insensitive equality of (s, len) with the NUL-terminated lit. */
 bool util_eq(const char *s, size_t len, const char *lit);
 
+/* Whether s is a CPU list as Redis's server_cpulist and bgsave_cpulist
+ * take: comma-separated CPUs or ranges "a-b", a range with a step "a-b:s"
+ * ("0-7:2" is 0,2,4,6); "" (none) is valid. */
+bool util_cpulist_valid(const char *s);
+/* Pin the calling thread to the CPUs of list s ("": left as it is).
+ * Returns 0, or an errno value (the list names no CPU this machine has). */
+int util_cpulist_pin(const char *s);
+
 /* A growable byte buffer. */
 typedef struct sbuf {
     char *p;

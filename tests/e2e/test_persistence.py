@@ -160,6 +160,8 @@ class Persistence(unittest.TestCase):
         s, r = self.start(BIN, ["--cluster-enabled", "yes", "--cluster-config-file",
                                 "nodes-rel.conf", "--logfile", "rel.log"])
         self.assertEqual(r.config_get("dir")["dir"], os.path.realpath(self.dir))
+        for opt in ("bgsave_cpulist", "server_cpulist"):
+            self.assertEqual(r.config_get(opt), {opt: ""})
         self.assertEqual(r.save(), True)
         deadline = time.time() + 10
         while not os.path.exists(os.path.join(self.dir, "nodes-rel.conf")):
@@ -272,6 +274,85 @@ class Persistence(unittest.TestCase):
         self.assertEqual(r2.hlen("h:big"), 6000)
         self.assertEqual(set(r2.hvals("h:big")), {b"old"})
 
+    def fill(self, r, n, prefix="k:", ttl=None):
+        p = r.pipeline(transaction=False)
+        for i in range(n):
+            p.set("%s%d" % (prefix, i), "v:%d" % i, px=ttl(i) if ttl else None)
+            if i % 10000 == 9999:
+                p.execute()
+        p.execute()
+
+    def wait_bgsave(self, r):
+        deadline = time.time() + 60
+        while int(r.info("persistence")["rdb_bgsave_in_progress"]) and time.time() < deadline:
+            time.sleep(0.02)
+        return r.info("persistence")
+
+    def test_bgsave_interrupted(self):
+        # FLUSHDB right after BGSAVE: the file still has every key of the
+        # start; FLUSHALL stops the save (no file, the last status kept);
+        # SHUTDOWN NOSAVE during one exits at once and leaves no temp file
+        n = 100000
+        s, r = self.start(BIN, ["--save", "", "--bgsave_cpulist", "0", "--server_cpulist", "0-1023"])
+        self.fill(r, n)
+        p = r.pipeline(transaction=False)
+        p.bgsave()
+        p.flushdb()
+        p.set("after", "1")
+        self.assertEqual(p.execute(), [True, True, True])
+        info = self.wait_bgsave(r)
+        self.assertEqual(int(info["rdb_bgsave_in_progress"]), 0)
+        self.assertEqual(info["rdb_last_bgsave_status"], "ok")
+        self.assertEqual(r.dbsize(), 1)
+        dump = os.path.join(self.dir, "dump.rdb")
+        saved = os.path.getmtime(dump)
+        self.fill(r, n)
+        p = r.pipeline(transaction=False)
+        p.bgsave()
+        p.flushall()
+        self.assertEqual(p.execute(), [True, True])
+        info = self.wait_bgsave(r)
+        self.assertEqual(int(info["rdb_bgsave_in_progress"]), 0)
+        self.assertEqual(info["rdb_last_bgsave_status"], "ok")
+        self.assertEqual(os.path.getmtime(dump), saved)
+        self.assertEqual(r.dbsize(), 0)
+        self.fill(r, n)
+        p = r.pipeline(transaction=False)
+        p.bgsave()
+        p.execute_command("SHUTDOWN", "NOSAVE")
+        try:
+            p.execute()
+        except redis.ConnectionError:
+            pass
+        self.assertEqual(s.proc.wait(10), 0)
+        self.servers.remove(s)
+        self.assertEqual(sorted(os.listdir(self.dir)), ["dump.rdb"])
+        self.assertEqual(os.path.getmtime(dump), saved)
+        _, r2 = self.start(REDIS)
+        self.assertEqual(r2.dbsize(), n)
+        self.assertEqual(r2.get("k:%d" % (n - 1)), b"v:%d" % (n - 1))
+        self.assertIsNone(r2.get("after"))
+
+    def test_keys_expiring_during_bgsave(self):
+        # keys whose TTLs end while the walk runs: the expiry cycle runs
+        # beside it; each key is in the file with its value, or not at all
+        s, r = self.start(BIN, ["--save", "", "--hz", "100"])
+        n = 150000
+        self.fill(r, n, ttl=lambda i: 1000 + i % 1000)  # (the fill takes about 1 s)
+        self.fill(r, 50000, "keep:")
+        self.assertTrue(r.bgsave())
+        info = self.wait_bgsave(r)
+        self.assertEqual(info["rdb_last_bgsave_status"], "ok")
+        self.stop(s)
+        _, r2 = self.start(REDIS)
+        self.assertGreaterEqual(r2.dbsize(), 50000)
+        for at in range(0, n, 10000):
+            keys = ["k:%d" % i for i in range(at, at + 10000)]
+            for k, v in zip(keys, r2.mget(keys)):
+                self.assertIn(v, (None, b"v:" + k[2:].encode()), k)
+        keys = ["keep:%d" % i for i in range(50000)]
+        self.assertEqual(r2.mget(keys), [b"v:%d" % i for i in range(50000)])
+
     def test_errors_and_options(self):
         s, r = self.start(BIN)
         r.set("a", "1")
@@ -281,13 +362,17 @@ class Persistence(unittest.TestCase):
                               ("dbfilename", "x.rdb", "can't set protected config"),
                               ("save", "1", "Invalid save parameters"),
                               ("save", "1 -1", "Invalid save parameters"),
-                              ("save", "abc def", "Invalid save parameters")):
+                              ("save", "abc def", "Invalid save parameters"),
+                              ("bgsave_cpulist", "0", "can't set immutable config"),
+                              ("server_cpulist", "0", "can't set immutable config")):
             with self.assertRaises(redis.ResponseError) as cm:
                 r.config_set(opt, val)
             self.assertEqual(str(cm.exception),
                              "CONFIG SET failed (possibly related to argument '%s') - %s"
                              % (opt, why))
         self.assertEqual(r.config_get("dir")["dir"], os.path.realpath(self.dir))
+        for opt in ("bgsave_cpulist", "server_cpulist"):
+            self.assertEqual(r.config_get(opt), {opt: ""})
         self.assertTrue(r.execute_command("BGSAVE", "SCHEDULE"))
         deadline = time.time() + 20
         while int(r.info("persistence")["rdb_bgsave_in_progress"]) and time.time() < deadline:

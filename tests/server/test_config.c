@@ -105,5 +105,24 @@ Test(config, parse_and_errors)
     cr_assert_str_eq(v.p, "normal 1048576 524288 10 slave 268435456 67108864 60 pubsub "
                           "33554432 8388608 60");
     sbuf_free(&v);
+    /* Redis's CPU lists: CPUs, ranges, ranges with a step; anything else refused */
+    o = config_find("bgsave_cpulist");
+    cr_assert(o != NULL);
+    const char *good[] = {"", "0", "0,2", "0-3", "0-7:2", "1,4-5,8-15:3", "0-1023"};
+    for (size_t i = 0; i < sizeof(good) / sizeof(*good); i++) {
+        cr_assert_eq(config_set(&c, o, good[i], false, err, sizeof(err)), 0, "%s: %s", good[i],
+                     err);
+        cr_assert_str_eq(c.bgsave_cpulist, good[i]);
+    }
+    const char *bad[] = {"x",    "1-",  "3-1", "0,",   ",0",    "0-4:0",
+                         "0-4:", "1 2", "-1",  "1024", "0-1024"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(*bad); i++) {
+        cr_assert_neq(config_set(&c, o, bad[i], false, err, sizeof(err)), 0, "%s", bad[i]);
+        cr_assert_str_eq(err, "Invalid CPU list");
+    }
+    cr_assert(util_cpulist_valid("0-3:2"));
+    cr_assert(!util_cpulist_valid("0-3:2,"));
+    cr_assert_eq(util_cpulist_pin(""), 0);
+    cr_assert_neq(util_cpulist_pin("1-0"), 0);
     config_free(&c);
 }
