@@ -38,6 +38,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,8 +65,7 @@
 #define OP_EOF 255
 
 #define WALK_BUCKETS 256          /* index buckets a walk step scans */
-#define SLICE_NS (1000 * 1000)    /* BGSAVE's walk holds the engine's read lock this long */
-#define WALK_GAP_US 20            /* then lets it go at least this long */
+#define SLICE_NS (500 * 1000)     /* BGSAVE's walk holds the engine's read lock this long */
 #define WALK_WAIT_US 200          /* and tries again after this, when held or the disk lags */
 #define POLL_US 10000             /* loop 0 looks for the end of the walk, and of the file */
 #define FLUSH_BYTES (1024 * 1024) /* write() the file in pieces this big */
@@ -184,7 +184,8 @@ typedef struct snapshot {
     int walk_db;
     uint64_t cursor;
     keyset had;
-    batcher rb, gb; /* reads; a big hash's chunks */
+    batcher rb, gb; /* reads (S.lock held); a big hash's chunks (S.lock held) */
+    batcher wb;     /* BGSAVE's walk's reads (its thread's own) */
     atomic_bool failed;
     int64_t start_ms;
     struct event *ev;      /* loop 0 waits for the BGSAVE's walk and file to end */
@@ -307,9 +308,10 @@ static int file_finish(bool keep)
     return -1;
 }
 
-/* A BGSAVE's thread onto bgsave_cpulist, if set. */
-static void bg_pin(void)
+/* A BGSAVE's thread named, and onto bgsave_cpulist if set. */
+static void bg_thread(const char *name)
 {
+    util_thread_name(name);
     int rc = util_cpulist_pin(srv.cfg.bgsave_cpulist);
     if (rc != 0) {
         log_msg(LL_WARNING, "Can't run on bgsave_cpulist %s: %s", srv.cfg.bgsave_cpulist,
@@ -320,7 +322,7 @@ static void bg_pin(void)
 static void *writer_main(void *arg)
 {
     (void)arg;
-    bg_pin();
+    bg_thread("cudis-bgsave-wr");
     for (;;) {
         pthread_mutex_lock(&S.wlock);
         while (S.wq == NULL && !S.wq_finish) {
@@ -454,17 +456,15 @@ static void put_result(uint8_t pdb, const uint8_t *key, uint32_t klen, const cud
     sbuf_free(&all);
 }
 
-/* Read what rb holds (GETs) at now and put each key found. quiet: the
- * walk's thread reads (no loop's keyspace machinery; now is the scan's,
- * so none of the keys it saw live expires in the read). */
-static void put_reads(int64_t now, bool quiet)
+/* Read what rb holds (GETs) and put each key found (S.lock held). */
+static void put_reads(void)
 {
     batcher *b = &S.rb;
     if (b->nops == 0) {
         return;
     }
-    S.rb.quiet = S.gb.quiet = quiet;
-    int rc = batch_exec(b, srv.eng, now);
+    S.gb.quiet = false;
+    int rc = batch_exec(b, srv.eng, cudis_now_ms());
     for (uint32_t i = 0; i < b->nops; i++) {
         const cudis_op *op = &b->ops[i];
         cudis_result r = b->res[i];
@@ -476,47 +476,48 @@ static void put_reads(int64_t now, bool quiet)
     batch_reset(b);
 }
 
-static void add_read(uint8_t pdb, const void *key, uint32_t klen)
+static int add_read(void *arg, uint8_t pdb, const uint8_t *key, uint32_t klen, int64_t exp)
 {
-    batcher *b = &S.rb;
+    (void)exp;
+    batcher *b = arg;
     b->db = pdb;
-    uint32_t i = batch_add_op(b, CUDIS_OP_GET, CUDIS_F_NOTOUCH | CUDIS_F_NOSTATS, key, klen,
-                              NULL, 0, 0, 0, false);
+    uint32_t i = batch_add_op(b, CUDIS_OP_GET, CUDIS_F_NOTOUCH | CUDIS_F_NOSTATS, (const char *)key,
+                              klen, NULL, 0, 0, 0, false);
     b->ops[i].type = CUDIS_TYPE_ANY;
+    return 0;
 }
 
+/* A key the walk found on a loop (SAVE; FLUSHDB ending a BGSAVE's walk):
+ * read unless had. */
 static int walk_collect(void *arg, uint8_t db, const uint8_t *key, uint32_t klen, int64_t exp)
 {
-    (void)arg;
-    (void)exp;
     if (!S.bg || ks_add(&S.had, db, key, klen)) {
-        add_read(db, key, klen);
+        (void)add_read(arg, db, key, klen, exp);
     }
     return 0;
 }
 
-/* One step of the walk: WALK_BUCKETS of the index scanned and the keys
- * found put (S.lock held, and the engine read-locked at least). quiet: on
- * the walk's thread. Returns true when the walk is done. */
-static bool walk_step(bool quiet)
+/* The next WALK_BUCKETS of the index scanned into b (fn: each key found),
+ * at now. false when the scan failed (logged; the snapshot fails). */
+static bool walk_scan(batcher *b, int64_t now, cudis_scan_fn fn, uint64_t *next)
 {
-    if (S.walk_db >= S.ndb || atomic_load(&S.failed)) {
+    uint8_t pdb = S.phys[S.walk_db];
+    *next = 0;
+    if (S.cursor == 0 && engine_db_size(srv.eng, pdb) == 0) {
         return true;
     }
-    uint8_t pdb = S.phys[S.walk_db];
-    uint64_t next = 0;
-    int rc = CUDIS_OK;
-    int64_t now = cudis_now_ms();
-    if (S.cursor != 0 || engine_db_size(srv.eng, pdb) != 0) {
-        rc = engine_scan(srv.eng, pdb, S.cursor, WALK_BUCKETS, now, walk_collect, NULL, &next);
-    }
+    int rc = engine_scan(srv.eng, pdb, S.cursor, WALK_BUCKETS, now, fn, b, next);
     if (rc != CUDIS_OK) {
         log_msg(LL_WARNING, "Snapshot: the engine's scan failed: %s", cudis_strerror(rc));
         atomic_store(&S.failed, true);
-        batch_reset(&S.rb);
-        return true;
+        batch_reset(b);
+        return false;
     }
-    put_reads(now, quiet);
+    return true;
+}
+
+static bool walk_advance(uint64_t next)
+{
     S.cursor = next;
     if (next == 0) {
         S.walk_db++;
@@ -524,25 +525,78 @@ static bool walk_step(bool quiet)
     return S.walk_db >= S.ndb || atomic_load(&S.failed);
 }
 
+/* One step of the walk on a loop, S.lock held and the engine exclusively.
+ * Returns true when the walk is done. */
+static bool walk_step(void)
+{
+    if (S.walk_db >= S.ndb || atomic_load(&S.failed)) {
+        return true;
+    }
+    uint64_t next;
+    if (!walk_scan(&S.rb, cudis_now_ms(), walk_collect, &next)) {
+        return true;
+    }
+    put_reads();
+    return walk_advance(next);
+}
+
+/* One step of BGSAVE's walk on its thread, the engine read-locked, S.lock
+ * not held: the keys found are read on wb, quiet (no loop's keyspace
+ * machinery) and at the scan's time (none of them expires in the read),
+ * and only then, under S.lock, each not had yet is marked had and put.
+ * That read is the key's value at the start: any write to the key since
+ * would have passed a guard first, and the guard marks it had. Returns
+ * true when the walk is done (or was ended: FLUSHDB walked to the end). */
+static bool walk_step_bg(void)
+{
+    if (S.walk_db >= S.ndb || atomic_load(&S.failed)) {
+        return true;
+    }
+    batcher *b = &S.wb;
+    int64_t now = cudis_now_ms();
+    uint64_t next;
+    if (!walk_scan(b, now, add_read, &next)) {
+        return true;
+    }
+    int rc = batch_exec(b, srv.eng, now);
+    pthread_mutex_lock(&S.lock);
+    bool on = atomic_load(&S.on);
+    S.gb.quiet = true;
+    for (uint32_t i = 0; on && i < b->nops; i++) {
+        const cudis_op *op = &b->ops[i];
+        const uint8_t *key = b->in + op->key_off;
+        if (ks_add(&S.had, op->db, key, op->key_len)) {
+            cudis_result r = b->res[i];
+            if (rc != CUDIS_OK) {
+                r.status = rc;
+            }
+            put_result(op->db, key, op->key_len, &r, b->out);
+        }
+    }
+    pthread_mutex_unlock(&S.lock);
+    batch_reset(b);
+    return !on || walk_advance(next);
+}
+
 /* The rest of the walk at once, on a loop (SAVE, FLUSHDB during a BGSAVE):
  * the engine held exclusively, S.lock taken. */
 static void walk_all(void)
 {
-    while (!walk_step(false)) {
+    while (!walk_step()) {
     }
 }
 
 /* BGSAVE's walk, on a thread of its own while the loops serve: steps with
  * the engine read-locked for about SLICE_NS at a time (batches run beside
  * it; what is not concurrent with them waits for the slice's end, at most
- * about that long: a try-lock, so the walk never queues in its way) and
- * S.lock per step (a guard waits for one step at most). It ends when the
+ * about that long: a try-lock, so the walk never queues in its way), S.lock
+ * taken only to put what a step read (walk_step_bg). It ends when the
  * walk is done, or someone else ended it (FLUSHDB walked to the end,
  * FLUSHALL or a shutdown stopped it: walk_stop). */
 static void *walker_main(void *arg)
 {
     (void)arg;
-    bg_pin();
+    bg_thread("cudis-bgsave");
     bool done = false;
     while (!done && !atomic_load(&S.walk_stop)) {
         if (queued_bytes() > WQ_MAX || pthread_rwlock_tryrdlock(&srv.eng_lock) != 0) {
@@ -551,13 +605,13 @@ static void *walker_main(void *arg)
         }
         uint64_t t0 = cudis_mono_ns();
         do {
-            pthread_mutex_lock(&S.lock);
-            done = !atomic_load(&S.on) || walk_step(true);
-            pthread_mutex_unlock(&S.lock);
+            done = walk_step_bg();
         } while (!done && cudis_mono_ns() - t0 < SLICE_NS && !atomic_load(&S.walk_stop));
         pthread_rwlock_unlock(&srv.eng_lock);
         if (!done) {
-            usleep(WALK_GAP_US); /* a writer of the engine waiting gets it */
+            /* a writer of the engine waiting gets it; a loop sharing the
+             * CPU runs (a sleep would wake to preempt it) */
+            sched_yield();
         }
     }
     atomic_store(&S.walked, true);
@@ -612,6 +666,9 @@ static int snap_begin_(loop *lp, bool bg)
     }
     batch_init(&S.rb);
     batch_init(&S.gb);
+    batch_init(&S.wb);
+    S.wb.quiet = true;
+    S.wb.ev = KEV_QUIET;
     S.rb.owner = S.gb.owner = lp;
     S.rb.ev = S.gb.ev = KEV_QUIET;
     if (bg) {
@@ -646,6 +703,7 @@ static int snap_begin_(loop *lp, bool bg)
             sbuf_free(&S.buf);
             batch_deinit(&S.rb);
             batch_deinit(&S.gb);
+            batch_deinit(&S.wb);
             ks_free(&S.had);
             return -1;
         }
@@ -684,6 +742,7 @@ static int snap_close(int rc)
     sbuf_free(&S.buf);
     batch_deinit(&S.rb);
     batch_deinit(&S.gb);
+    batch_deinit(&S.wb);
     if (S.bg) {
         ks_free(&S.had);
     }
@@ -799,7 +858,10 @@ static void bgsave_stop(void)
     if (!rdb_bgsave_running()) {
         return;
     }
-    evtimer_del(S.ev);
+    evtimer_del(S.ev); /* (from another loop: waits for a walk_cb running) */
+    if (!rdb_bgsave_running()) {
+        return; /* that walk_cb finished it */
+    }
     log_msg(LL_WARNING, "Background saving stopped: the temp file is removed");
     S.stopped = true;
     walker_stop();
@@ -851,10 +913,10 @@ void rdb_guard(batcher *b)
             }
             const uint8_t *key = b->in + op->key_off;
             if (S.logical[pdb] >= 0 && ks_add(&S.had, pdb, key, klen)) {
-                add_read(pdb, key, klen);
+                (void)add_read(&S.rb, pdb, key, klen, 0);
             }
         }
-        put_reads(cudis_now_ms(), false);
+        put_reads();
         in_guard = false;
     }
     pthread_mutex_unlock(&S.lock);

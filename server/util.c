@@ -547,3 +547,8 @@ int util_cpulist_pin(const char *s)
     }
     return pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
+
+void util_thread_name(const char *name)
+{
+    (void)pthread_setname_np(pthread_self(), name);
+}

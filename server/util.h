@@ -50,6 +50,9 @@ bool util_cpulist_valid(const char *s);
 /* Pin the calling thread to the CPUs of list s ("": left as it is).
  * Returns 0, or an errno value (the list names no CPU this machine has). */
 int util_cpulist_pin(const char *s);
+/* Name the calling thread (top, ps -L, /proc/PID/task/TID/comm: at most
+ * 15 characters). */
+void util_thread_name(const char *name);
 
 /* A growable byte buffer. */
 typedef struct sbuf {
