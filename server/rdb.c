@@ -185,7 +185,12 @@ typedef struct snapshot {
     uint64_t cursor;
     keyset had;
     batcher rb, gb; /* reads (S.lock held); a big hash's chunks (S.lock held) */
-    batcher wb;     /* BGSAVE's walk's reads (its thread's own) */
+    batcher wb, wgb; /* BGSAVE's walk's reads, its big hashes' chunks (its thread's) */
+    sbuf wbuf;       /* and its stream of records (buf, sel: the guards') */
+    int wsel;
+    uint8_t *wmark; /* per read of a step: to be put */
+    sbuf *wall;     /* and a big hash's fields */
+    uint32_t wmark_cap;
     atomic_bool failed;
     int64_t start_ms;
     struct event *ev;      /* loop 0 waits for the BGSAVE's walk and file to end */
@@ -350,20 +355,24 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-static void out_flush(void)
+/* The records of stream o onto the file (SAVE) or the writer's queue
+ * (BGSAVE: the guards' stream and the walk's interleave there, so each
+ * piece begins with its own SELECTDB: *sel is reset). */
+static void out_flush(sbuf *o, int *sel)
 {
+    *sel = -1;
     if (!S.bg) {
-        file_put(S.buf.p, S.buf.len);
-        S.buf.len = 0;
+        file_put(o->p, o->len);
+        o->len = 0;
         return;
     }
-    if (S.buf.len == 0) {
+    if (o->len == 0) {
         return;
     }
     wbuf *w = xmalloc(sizeof(*w));
     w->next = NULL;
-    w->b = S.buf;
-    S.buf = (sbuf){0};
+    w->b = *o;
+    *o = (sbuf){0};
     pthread_mutex_lock(&S.wlock);
     if (S.wq_tail != NULL) {
         S.wq_tail->next = w;
@@ -384,10 +393,10 @@ static uint64_t queued_bytes(void)
     return n;
 }
 
-static void out_maybe_flush(void)
+static void out_maybe_flush(sbuf *o, int *sel)
 {
-    if (S.buf.len >= FLUSH_BYTES) {
-        out_flush();
+    if (o->len >= FLUSH_BYTES) {
+        out_flush(o, sel);
     }
 }
 
@@ -399,60 +408,85 @@ static void put_aux(sbuf *o, const char *k, const char *v)
     rdb_put_string(o, v, strlen(v));
 }
 
-/* One key as the snapshot had it: its value v (n bytes) of cudis type
- * `type`, expiry exp (abs ms, <= 0 none), engine database pdb. */
-static void put_key(uint8_t pdb, const uint8_t *key, uint32_t klen, uint32_t type,
-                    const uint8_t *v, uint32_t n, int64_t exp)
+/* One key as the snapshot had it onto stream o: its value v (n bytes) of
+ * cudis type `type`, expiry exp (abs ms, <= 0 none), engine database pdb. */
+static void put_key(sbuf *o, int *sel, uint8_t pdb, const uint8_t *key, uint32_t klen,
+                    uint32_t type, const uint8_t *v, uint32_t n, int64_t exp)
 {
     int db = S.logical[pdb];
-    if (db != S.sel) {
+    if (db != *sel) {
         uint8_t op = OP_SELECTDB;
-        sbuf_add(&S.buf, &op, 1);
-        rdb_put_len(&S.buf, (uint64_t)db);
-        S.sel = db;
+        sbuf_add(o, &op, 1);
+        rdb_put_len(o, (uint64_t)db);
+        *sel = db;
     }
     if (exp > 0) {
         uint8_t b[9] = {OP_EXPIRETIME_MS};
         for (int i = 0; i < 8; i++) {
             b[1 + i] = (uint8_t)((uint64_t)exp >> (8 * i));
         }
-        sbuf_add(&S.buf, b, 9);
+        sbuf_add(o, b, 9);
     }
-    rdb_put_object(&S.buf, type, key, klen, v, n);
+    rdb_put_object(o, type, key, klen, v, n);
     atomic_fetch_add_explicit(&S.keys, 1, memory_order_relaxed);
-    out_maybe_flush();
 }
 
-/* A GET (type ANY) of key in pdb returned r: put it, a big hash read whole
- * first. */
-static void put_result(uint8_t pdb, const uint8_t *key, uint32_t klen, const cudis_result *r,
-                       const uint8_t *out)
+/* Whether a GET (type ANY) result r is a value to put: false for a key
+ * absent (expired, or created after the start), or a failed read (the
+ * snapshot fails). */
+static bool result_found(const cudis_result *r)
 {
     if (r->status != CUDIS_OK) {
         log_msg(LL_WARNING, "Snapshot: reading a key failed: %s", cudis_strerror(r->status));
         atomic_store(&S.failed, true);
-        return;
+        return false;
     }
-    if (!(r->flags & CUDIS_R_VALUE)) {
-        return; /* absent (expired, or created after the start) */
-    }
-    const uint8_t *v = out + r->val_off;
-    if (r->type != CUDIS_TYPE_BIGHASH) {
-        put_key(pdb, key, klen, r->type, v, r->val_len, r->num);
-        return;
-    }
+    return (r->flags & CUDIS_R_VALUE) != 0;
+}
+
+/* The fields of the big hash whose head r read, gathered on gb into all
+ * (false: the read failed, the snapshot fails). */
+static bool gather_big(batcher *gb, uint8_t pdb, const uint8_t *key, uint32_t klen,
+                       const cudis_result *r, const uint8_t *out, sbuf *all)
+{
     uint8_t head[64];
     uint32_t hn = r->val_len < sizeof(head) ? r->val_len : (uint32_t)sizeof(head);
-    memcpy(head, v, hn);
-    sbuf all = {0};
-    if (!bighash_gather(&S.gb, pdb, (const char *)key, klen, head, hn, &all)) {
+    memcpy(head, out + r->val_off, hn);
+    bool ok = bighash_gather(gb, pdb, (const char *)key, klen, head, hn, all);
+    batch_reset(gb);
+    if (!ok) {
         log_msg(LL_WARNING, "Snapshot: reading a big hash's chunks failed");
         atomic_store(&S.failed, true);
-    } else if (cudis_hash_count((const uint8_t *)all.p, (uint32_t)all.len) > 0) {
-        put_key(pdb, key, klen, CUDIS_TYPE_HASH, (const uint8_t *)all.p, (uint32_t)all.len,
-                r->num);
     }
-    batch_reset(&S.gb);
+    return ok;
+}
+
+/* A found key onto stream o; a big hash as one hash of its fields `all`
+ * (none left: nothing). */
+static void put_found(sbuf *o, int *sel, uint8_t pdb, const uint8_t *key, uint32_t klen,
+                      const cudis_result *r, const uint8_t *out, const sbuf *all)
+{
+    if (r->type != CUDIS_TYPE_BIGHASH) {
+        put_key(o, sel, pdb, key, klen, r->type, out + r->val_off, r->val_len, r->num);
+    } else if (cudis_hash_count((const uint8_t *)all->p, (uint32_t)all->len) > 0) {
+        put_key(o, sel, pdb, key, klen, CUDIS_TYPE_HASH, (const uint8_t *)all->p,
+                (uint32_t)all->len, r->num);
+    }
+    out_maybe_flush(o, sel);
+}
+
+/* A GET (type ANY) of key in pdb returned r: onto the guards' stream, a
+ * big hash read whole first (S.lock held). */
+static void put_result(uint8_t pdb, const uint8_t *key, uint32_t klen, const cudis_result *r,
+                       const uint8_t *out)
+{
+    if (!result_found(r)) {
+        return;
+    }
+    sbuf all = {0};
+    if (r->type != CUDIS_TYPE_BIGHASH || gather_big(&S.gb, pdb, key, klen, r, out, &all)) {
+        put_found(&S.buf, &S.sel, pdb, key, klen, r, out, &all);
+    }
     sbuf_free(&all);
 }
 
@@ -463,7 +497,6 @@ static void put_reads(void)
     if (b->nops == 0) {
         return;
     }
-    S.gb.quiet = false;
     int rc = batch_exec(b, srv.eng, cudis_now_ms());
     for (uint32_t i = 0; i < b->nops; i++) {
         const cudis_op *op = &b->ops[i];
@@ -541,12 +574,14 @@ static bool walk_step(void)
 }
 
 /* One step of BGSAVE's walk on its thread, the engine read-locked, S.lock
- * not held: the keys found are read on wb, quiet (no loop's keyspace
- * machinery) and at the scan's time (none of them expires in the read),
- * and only then, under S.lock, each not had yet is marked had and put.
- * That read is the key's value at the start: any write to the key since
- * would have passed a guard first, and the guard marks it had. Returns
- * true when the walk is done (or was ended: FLUSHDB walked to the end). */
+ * not held: the keys found are read on wb (and a big hash's chunks on
+ * wgb), quiet (no loop's keyspace machinery) and at the scan's time (none
+ * of them expires in the read); then, under S.lock, each not had yet is
+ * marked had, and those are put onto the walk's own stream. Such a read is
+ * the key's value at the start: any write to the key since would have
+ * passed a guard first, and the guard marks it had. S.lock is held only
+ * to mark (a guard waits for little). Returns true when the walk is done
+ * (or was ended: FLUSHDB walked to the end). */
 static bool walk_step_bg(void)
 {
     if (S.walk_db >= S.ndb || atomic_load(&S.failed)) {
@@ -559,21 +594,41 @@ static bool walk_step_bg(void)
         return true;
     }
     int rc = batch_exec(b, srv.eng, now);
-    pthread_mutex_lock(&S.lock);
-    bool on = atomic_load(&S.on);
-    S.gb.quiet = true;
-    for (uint32_t i = 0; on && i < b->nops; i++) {
+    if (b->nops > S.wmark_cap) {
+        S.wmark_cap = b->nops * 2;
+        S.wmark = xrealloc(S.wmark, S.wmark_cap);
+        S.wall = xrealloc(S.wall, S.wmark_cap * sizeof(sbuf));
+    }
+    for (uint32_t i = 0; i < b->nops; i++) {
+        cudis_result *r = &b->res[i];
+        if (rc != CUDIS_OK) {
+            r->status = rc;
+        }
         const cudis_op *op = &b->ops[i];
-        const uint8_t *key = b->in + op->key_off;
-        if (ks_add(&S.had, op->db, key, op->key_len)) {
-            cudis_result r = b->res[i];
-            if (rc != CUDIS_OK) {
-                r.status = rc;
-            }
-            put_result(op->db, key, op->key_len, &r, b->out);
+        S.wmark[i] = result_found(r);
+        S.wall[i] = (sbuf){0};
+        if (S.wmark[i] && r->type == CUDIS_TYPE_BIGHASH) {
+            S.wmark[i] =
+                gather_big(&S.wgb, op->db, b->in + op->key_off, op->key_len, r, b->out, &S.wall[i]);
         }
     }
+    pthread_mutex_lock(&S.lock);
+    bool on = atomic_load(&S.on);
+    for (uint32_t i = 0; on && i < b->nops; i++) {
+        const cudis_op *op = &b->ops[i];
+        /* (absent ones too: a key gone since the start was had as gone) */
+        bool mine = ks_add(&S.had, op->db, b->in + op->key_off, op->key_len);
+        S.wmark[i] = S.wmark[i] && mine;
+    }
     pthread_mutex_unlock(&S.lock);
+    for (uint32_t i = 0; i < b->nops; i++) {
+        const cudis_op *op = &b->ops[i];
+        if (on && S.wmark[i]) {
+            put_found(&S.wbuf, &S.wsel, op->db, b->in + op->key_off, op->key_len, &b->res[i],
+                      b->out, &S.wall[i]);
+        }
+        sbuf_free(&S.wall[i]);
+    }
     batch_reset(b);
     return !on || walk_advance(next);
 }
@@ -607,6 +662,9 @@ static void *walker_main(void *arg)
         do {
             done = walk_step_bg();
         } while (!done && cudis_mono_ns() - t0 < SLICE_NS && !atomic_load(&S.walk_stop));
+        /* what it put goes before the engine does: a FLUSHDB, which then
+         * ends the walk, puts EOF after it */
+        out_flush(&S.wbuf, &S.wsel);
         pthread_rwlock_unlock(&srv.eng_lock);
         if (!done) {
             /* a writer of the engine waiting gets it; a loop sharing the
@@ -667,8 +725,10 @@ static int snap_begin_(loop *lp, bool bg)
     batch_init(&S.rb);
     batch_init(&S.gb);
     batch_init(&S.wb);
-    S.wb.quiet = true;
-    S.wb.ev = KEV_QUIET;
+    batch_init(&S.wgb);
+    S.wb.quiet = S.wgb.quiet = true;
+    S.wb.ev = S.wgb.ev = KEV_QUIET;
+    S.wsel = -1;
     S.rb.owner = S.gb.owner = lp;
     S.rb.ev = S.gb.ev = KEV_QUIET;
     if (bg) {
@@ -704,10 +764,12 @@ static int snap_begin_(loop *lp, bool bg)
             batch_deinit(&S.rb);
             batch_deinit(&S.gb);
             batch_deinit(&S.wb);
+            batch_deinit(&S.wgb);
             ks_free(&S.had);
             return -1;
         }
         atomic_store(&S.busy, true);
+        out_flush(&S.buf, &S.sel); /* the header first, before either stream */
     }
     atomic_fetch_add(&saves, 1); /* (Redis counts a save when it starts) */
     atomic_store(&S.on, true);
@@ -727,7 +789,7 @@ static void walk_over(bool keep)
     } else {
         atomic_store(&S.failed, true);
     }
-    out_flush();
+    out_flush(&S.buf, &S.sel);
     if (S.bg) { /* the writer finishes the file once the queue is written */
         pthread_mutex_lock(&S.wlock);
         S.wq_finish = true;
@@ -743,6 +805,13 @@ static int snap_close(int rc)
     batch_deinit(&S.rb);
     batch_deinit(&S.gb);
     batch_deinit(&S.wb);
+    batch_deinit(&S.wgb);
+    sbuf_free(&S.wbuf);
+    free(S.wmark);
+    free(S.wall);
+    S.wmark = NULL;
+    S.wall = NULL;
+    S.wmark_cap = 0;
     if (S.bg) {
         ks_free(&S.had);
     }
