@@ -645,7 +645,7 @@ static void walk_all(void)
  * the engine read-locked for about SLICE_NS at a time (batches run beside
  * it; what is not concurrent with them waits for the slice's end, at most
  * about that long: a try-lock, so the walk never queues in its way), S.lock
- * taken only to put what a step read (walk_step_bg). It ends when the
+ * taken only to mark what a step read (walk_step_bg). It ends when the
  * walk is done, or someone else ended it (FLUSHDB walked to the end,
  * FLUSHALL or a shutdown stopped it: walk_stop). */
 static void *walker_main(void *arg)
