@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "crc64.h"
 #include "cudis_time.h"
 #include "lzf.h"
 #include "server_internal.h"
@@ -37,54 +38,6 @@
 #define RDB_TYPE_ZSET_LISTPACK 17
 #define RDB_TYPE_LIST_QUICKLIST_2 18
 #define RDB_TYPE_SET_LISTPACK 20
-
-/* ------------------------------------------------------------------------
- * CRC-64 (Jones polynomial, reflected, as Redis's crc64)
- * ---------------------------------------------------------------------- */
-
-/* Slicing by 8: table k maps a byte k places before the end of an 8-byte
- * word (a dump.rdb of gigabytes is checked at load, so at GB/s). */
-static uint64_t crc_table[8][256];
-
-static void crc_init(void)
-{
-    const uint64_t poly = 0x95ac9329ac4bc9b5ull; /* 0xad93d23594c935a9 reflected */
-    for (int i = 0; i < 256; i++) {
-        uint64_t c = (uint64_t)i;
-        for (int k = 0; k < 8; k++) {
-            c = (c & 1) ? (c >> 1) ^ poly : c >> 1;
-        }
-        crc_table[0][i] = c;
-    }
-    for (int i = 0; i < 256; i++) {
-        for (int t = 1; t < 8; t++) {
-            uint64_t c = crc_table[t - 1][i];
-            crc_table[t][i] = crc_table[0][c & 0xff] ^ (c >> 8);
-        }
-    }
-}
-
-uint64_t rdb_crc64(uint64_t crc, const void *data, size_t n)
-{
-    static pthread_once_t once = PTHREAD_ONCE_INIT;
-    pthread_once(&once, crc_init);
-    const uint8_t *p = data;
-    while (n >= 8) {
-        uint64_t w;
-        memcpy(&w, p, 8); /* little-endian hosts (x86-64, aarch64) */
-        w ^= crc;
-        crc = crc_table[7][w & 0xff] ^ crc_table[6][(w >> 8) & 0xff] ^
-              crc_table[5][(w >> 16) & 0xff] ^ crc_table[4][(w >> 24) & 0xff] ^
-              crc_table[3][(w >> 32) & 0xff] ^ crc_table[2][(w >> 40) & 0xff] ^
-              crc_table[1][(w >> 48) & 0xff] ^ crc_table[0][w >> 56];
-        p += 8;
-        n -= 8;
-    }
-    for (size_t i = 0; i < n; i++) {
-        crc = crc_table[0][(uint8_t)(crc ^ p[i])] ^ (crc >> 8);
-    }
-    return crc;
-}
 
 static uint64_t crc64(const uint8_t *p, size_t n)
 {

@@ -568,14 +568,15 @@ void rdb_setup(void); /* at start: LASTSAVE is the start time */
 /* At start (listeners open, nothing served yet): load dir/dbfilename when
  * it exists. 0, or -1 when it cannot be read (logged; the server exits). */
 int rdb_load_at_start(loop *lp);
-/* An RDB image (a whole dump.rdb's bytes) loaded through lp's batcher:
- * 0, or -1 with the reason in err (keys read before the error stay
- * loaded). functions false: a FUNCTION2 record is refused (fuzz_rdb). */
+/* A dump.rdb of n bytes read from fd (at its start) through a window of
+ * `window` bytes at first, loaded through lp's batcher: 0, or -1 with the
+ * reason in err (keys read before the error stay loaded). functions false:
+ * a FUNCTION2 record is refused (fuzz_rdb). */
 typedef struct rdb_load_stats {
     uint64_t keys, expired, failed;
 } rdb_load_stats;
-int rdb_load_image(loop *lp, const uint8_t *data, size_t n, bool functions, rdb_load_stats *st,
-                   char *err, size_t errlen);
+int rdb_load_fd(loop *lp, int fd, uint64_t n, size_t window, bool functions, rdb_load_stats *st,
+                char *err, size_t errlen);
 /* SHUTDOWN: save first when asked (or, without NOSAVE, when save points
  * are set). 0, or -1 when the save failed (the shutdown is refused). */
 int rdb_shutdown_save(loop *lp, bool save, bool nosave);
@@ -623,8 +624,6 @@ void rdb_put_object(sbuf *o, uint32_t type, const void *key, uint32_t klen, cons
  * encoding) of cudis type *type; false on a type cudis does not keep or
  * bad data. */
 bool rdb_get_object(rdb_reader *r, uint8_t rdbtype, uint8_t *type, uint8_t **v, uint32_t *vlen);
-/* CRC-64 as Redis's (Jones, reflected), continued from crc (0 to start). */
-uint64_t rdb_crc64(uint64_t crc, const void *p, size_t n);
 
 /* loop.c: one round of the loop's events from inside a busy script:
  * replies to what arrived (BUSY, SCRIPT KILL...), no batch, no cron. */

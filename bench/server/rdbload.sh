@@ -8,7 +8,7 @@
 # each file REPEAT times, alternated; the load's seconds as each server
 # logs it ("DB loaded from disk: X seconds"), medians, MB/s.
 # Servers are pinned to SERVER_CPU (0); PIN=none lets them use every core
-# (cudis checks a big file's CRC on a thread of its own while it parses).
+# (cudis reads, sums the CRC and parses on one thread).
 # A load's first touches of memory the VM has not backed yet cost the
 # kernel's page zeroing (this machine: about 0.7 GB/s on fresh 2 MB pages,
 # 18 GB/s on reused ones), so runs vary with what the machine ran before.

@@ -14,6 +14,7 @@ Fails when /usr/bin/redis-server is missing (scripts/deps.sh installs it).
   /usr/bin/python3 test_persistence.py --server PATH   (or CUDIS_E2E_SERVER=...)
 """
 import os
+import random
 import shutil
 import socket
 import subprocess
@@ -184,6 +185,42 @@ class Persistence(unittest.TestCase):
         info = r2.info("persistence")
         self.assertEqual(int(info["rdb_last_load_keys_loaded"]), len(want))
         self.assertEqual(int(info["rdb_changes_since_last_save"]), 0)
+
+    def test_file_bigger_than_the_read_window_loads(self):
+        """A file of 19 MB from redis-server (uncompressed): cudis reads it
+        through a 4 MB window, so records cross the window's end, a value of
+        9 MB outgrows it, and databases change after it; every byte loads."""
+        s, r = self.start(REDIS, ["--rdbcompression", "no"])
+        rnd = random.Random(7)
+        want = {}
+        p = r.pipeline(transaction=False)
+        for i in range(2500):
+            v = rnd.randbytes(1000 + rnd.randrange(6000))
+            want[(0, b"k:%d" % i)] = v
+            p.set(b"k:%d" % i, v)
+        huge = rnd.randbytes(9 << 20)
+        p.set("huge", huge)
+        want[(0, b"huge")] = huge
+        p.execute()
+        r.hset("h", mapping={"f%d" % i: rnd.randbytes(100) for i in range(5000)})
+        hash_want = r.hgetall("h")
+        r.execute_command("SELECT", 3)
+        r.set("after", "the window", px=600000)
+        self.assertTrue(r.save())
+        self.stop(s)
+        self.assertGreater(os.path.getsize(os.path.join(self.dir, "dump.rdb")), 18 << 20)
+        _, r2 = self.start(BIN)
+        self.assertEqual(r2.dbsize(), len(want) + 1)
+        keys = [k for _, k in want]
+        got = []
+        for at in range(0, len(keys), 500):
+            got += r2.mget(keys[at:at + 500])
+        for k, v in zip(keys, got):
+            self.assertEqual(v, want[(0, k)], k)
+        self.assertEqual(r2.hgetall("h"), hash_want)
+        r2.execute_command("SELECT", 3)
+        self.assertEqual(r2.get("after"), b"the window")
+        self.assertGreater(r2.pttl("after"), 0)
 
     def test_shutdown_save_and_restart_warm(self):
         s, r = self.start(BIN)
@@ -488,9 +525,10 @@ class Persistence(unittest.TestCase):
         self.assertEqual(r3.get("a"), b"A" * 50 + b"B" + b"A" * 49)
 
     def test_big_file_with_a_wrong_crc_stops_the_start(self):
-        """A file of megabytes (cudis checks its CRC on a thread while it
-        parses) with one byte of a value changed: every key parses, and
-        the start still fails on the checksum; unchecked, it loads as it is."""
+        """A file of megabytes (cudis sums its CRC as it reads the file,
+        window by window) with one byte of a value changed: every key
+        parses, and the start still fails on the checksum; unchecked, it
+        loads as it is."""
         s, r = self.start(BIN, ["--rdbcompression", "no"])
         for i in range(40):
             r.set("big:%d" % i, os.urandom(50000))

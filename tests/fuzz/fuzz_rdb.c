@@ -1,5 +1,5 @@
 /*
- * fuzz_rdb.c - the RDB loader (server/rdb.c's rdb_load_image and the
+ * fuzz_rdb.c - the RDB loader (server/rdb.c's rdb_load_fd and the
  * object readers it shares with RESTORE, cmd_dump.c): the input is a whole
  * dump.rdb. The server is made once as fuzz_dispatch's (engine "cpu",
  * 4 MB, one loop); each input is loaded through loop 0's batcher, then the
@@ -11,10 +11,13 @@
  * also goes through the writer's LZF (server/lzf.c): compressed into the
  * room the writer gives it (n - 4 bytes), what fits must decode back to it.
  */
+#define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "lzf.h"
 #include "server_internal.h"
@@ -76,9 +79,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size >= 17) {
         memset(img + size - 8, 0, 8);
     }
+    /* the loader reads a file: the input is written to a memory file and
+     * read through a window of 64 B to 8 KB (by the input's size), so
+     * records cross the window's end and outgrow it */
+    static int fd = -1;
+    if (fd < 0) {
+        fd = memfd_create("fuzz_rdb", MFD_CLOEXEC);
+        if (fd < 0) {
+            perror("fuzz_rdb: memfd_create");
+            abort();
+        }
+    }
+    if (ftruncate(fd, 0) != 0 || pwrite(fd, img, size, 0) != (ssize_t)size ||
+        lseek(fd, 0, SEEK_SET) != 0) {
+        perror("fuzz_rdb: the memory file");
+        abort();
+    }
     rdb_load_stats st;
     char err[256] = "";
-    int rc = rdb_load_image(&srv.loops[0], img, size, false, &st, err, sizeof(err));
+    int rc = rdb_load_fd(&srv.loops[0], fd, size, (size_t)64 << (size % 8), false, &st, err,
+                         sizeof(err));
     if (rc != 0 && err[0] == '\0') {
         fprintf(stderr, "fuzz_rdb: a failed load without a reason\n");
         abort();
