@@ -230,6 +230,10 @@ H(cmd_shutdown)
         conn_error(c, "ERR syntax error");
         return;
     }
+    if (rdb_loading()) { /* as Redis: a dataset half loaded is never saved */
+        save = false;
+        nosave = true;
+    }
     if (rdb_shutdown_save(c->lp, save, nosave) != 0) {
         conn_error(c, "ERR Errors trying to SHUTDOWN. Check logs.");
         return;

@@ -252,6 +252,10 @@ static void dispatch_one(conn *c, int argc, char **argv, uint32_t *lens)
     if (srv.cfg.cluster_enabled && !cluster_check(c, cmd, argc, argv, lens)) {
         return; /* a redirection (MOVED, ASK...) */
     }
+    if (rdb_loading() && (!(cmd->flags & CMD_LOADING) || (cmd->flags & CMD_BATCH))) {
+        reject(c, cmd, "LOADING", "Redis is loading the dataset in memory", before);
+        return;
+    }
     if (script_busy() && !(cmd->flags & CMD_ALLOW_BUSY)) {
         reject(c, cmd, "BUSY", script_busy_msg(), before);
         return;

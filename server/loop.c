@@ -132,7 +132,8 @@ static void notify_cb(evutil_socket_t fd, short what, void *arg)
 /* An accepted fd (on loop 0's thread) to the next loop, round robin. */
 void loop_hand_fd(int fd, int kind)
 {
-    loop *lp = &srv.loops[srv.rr++ % (uint64_t)srv.nloops];
+    /* (while the file loads only loop 0 runs: it answers -LOADING) */
+    loop *lp = rdb_loading() ? &srv.loops[0] : &srv.loops[srv.rr++ % (uint64_t)srv.nloops];
     if (lp->idx == 0) {
         conn_create(lp, fd, kind);
         return;

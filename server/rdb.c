@@ -237,6 +237,9 @@ static atomic_ullong saves = 0;
 static atomic_llong loaded_keys = 0;
 static atomic_llong loaded_expired = 0;
 static atomic_llong load_ms = 0;
+/* The load at start, for INFO and the LOADING replies while it runs */
+static atomic_bool loading;
+static atomic_llong loading_start_s, loading_total, loading_done, loading_used_mem;
 
 void rdb_changed(uint64_t n)
 {
@@ -1019,6 +1022,8 @@ typedef struct loader {
     uint64_t keys, expired, failed;
     sbuf bigs; /* pdb, varint klen, key: hashes past hash-max-item-size */
     bool functions; /* FUNCTION2 records load libraries (else: refused) */
+    bool serve;     /* the load at start: clients are answered between batches */
+    bool stopped;   /* a shutdown was asked for meanwhile */
     char err[256];
 } loader;
 
@@ -1079,6 +1084,18 @@ static bool load_refill(loader *L, const uint8_t *mark)
 static long long load_offset(const loader *L)
 {
     return (long long)(L->off + (uint64_t)(L->r.p - L->buf));
+}
+
+/* Between two batches of the load at start (the batch empty, the engine
+ * not held): the clients' commands are answered, -LOADING but for those
+ * Redis runs while loading (INFO, CONFIG, CLIENT, SHUTDOWN...), new
+ * connections accepted, signals seen; at most every 10 ms
+ * (loop_busy_round). A shutdown asked for meanwhile stops the load. */
+static void load_serve(loader *L)
+{
+    atomic_store(&loading_done, load_offset(L));
+    loop_busy_round(L->lp);
+    L->stopped = atomic_load(&srv.shutdown) != 0;
 }
 
 static void load_flush(loader *L)
@@ -1179,6 +1196,12 @@ static int load_record(loader *L, int64_t *exp)
         uint32_t kl, vl;
         uint8_t *k = rdb_get_string(&L->r, &kl);
         uint8_t *v = k ? rdb_get_string(&L->r, &vl) : NULL;
+        if (v != NULL && kl == 8 && memcmp(k, "used-mem", 8) == 0 && vl < 32) {
+            char num[32];
+            memcpy(num, v, vl);
+            num[vl] = '\0';
+            atomic_store(&loading_used_mem, strtoll(num, NULL, 10));
+        }
         free(k);
         free(v);
         if (v == NULL) {
@@ -1236,6 +1259,15 @@ static int load_record(loader *L, int64_t *exp)
     } else {
         if (b->in_len > 64u * 1024 * 1024 || b->nops >= 4096) {
             load_flush(L);
+            if (L->serve) {
+                load_serve(L);
+                if (L->stopped) {
+                    free(key);
+                    free(v);
+                    snprintf(L->err, sizeof(L->err), "the load stopped for a shutdown");
+                    return REC_FAIL;
+                }
+            }
         }
         b->db = db_phys(L->db);
         b->ev = KEV_QUIET;
@@ -1292,10 +1324,11 @@ static bool load_body(loader *L)
     }
 }
 
-int rdb_load_fd(loop *lp, int fd, uint64_t n, size_t window, bool functions, rdb_load_stats *st,
+int rdb_load_fd(loop *lp, int fd, uint64_t n, size_t window, bool at_start, rdb_load_stats *st,
                 char *err, size_t errlen)
 {
-    loader L = {.fd = fd, .lp = lp, .now = cudis_now_ms(), .functions = functions};
+    loader L = {
+        .fd = fd, .lp = lp, .now = cudis_now_ms(), .functions = at_start, .serve = at_start};
     /* an 8-byte CRC follows EOF; 0: not computed; rdbchecksum no: unchecked.
      * As Redis, a file is checked once it has been read. */
     uint8_t tail[8] = {0};
@@ -1378,7 +1411,7 @@ int rdb_load_fd(loop *lp, int fd, uint64_t n, size_t window, bool functions, rdb
     *st = (rdb_load_stats){.keys = L.keys, .expired = L.expired, .failed = L.failed};
     if (!ok) {
         snprintf(err, errlen, "%s", L.err);
-        return -1;
+        return L.stopped ? 1 : -1;
     }
     return 0;
 }
@@ -1407,8 +1440,18 @@ int rdb_load_at_start(loop *lp)
     uint64_t t0 = cudis_mono_ns();
     rdb_load_stats ls;
     char err[256];
+    atomic_store(&loading_start_s, cudis_now_ms() / 1000);
+    atomic_store(&loading_total, (long long)n);
+    atomic_store(&loading_done, 0);
+    atomic_store(&loading, true);
+    log_msg(LL_NOTICE, "Loading %s (%llu bytes)", path, (unsigned long long)n);
     int rc = rdb_load_fd(lp, fd, n, RDB_LOAD_WINDOW, true, &ls, err, sizeof(err));
+    atomic_store(&loading, false);
     close(fd);
+    if (rc == 1) {
+        log_msg(LL_WARNING, "Loading %s stopped by a shutdown request (nothing saved)", path);
+        return 1;
+    }
     if (rc != 0) {
         log_msg(LL_WARNING, "Error loading %s: %s. The server does not start on a file it cannot "
                             "load whole.", path, err);
@@ -1543,12 +1586,18 @@ void rdb_at_exit(loop *lp)
     }
 }
 
+bool rdb_loading(void)
+{
+    return atomic_load(&loading);
+}
+
 void rdb_info(sbuf *o)
 {
     int64_t now = cudis_now_ms();
     bool bg = rdb_bgsave_running();
+    bool ld = atomic_load(&loading);
     sbuf_printf(o,
-                "loading:0\r\nasync_loading:0\r\ncurrent_save_keys_processed:%llu\r\n"
+                "loading:%d\r\nasync_loading:0\r\ncurrent_save_keys_processed:%llu\r\n"
                 "rdb_changes_since_last_save:%llu\r\n"
                 "rdb_bgsave_in_progress:%d\r\nrdb_last_save_time:%lld\r\n"
                 "rdb_last_bgsave_status:%s\r\nrdb_last_bgsave_time_sec:%lld\r\n"
@@ -1556,14 +1605,25 @@ void rdb_info(sbuf *o)
                 "rdb_last_load_keys_expired:%lld\r\nrdb_last_load_keys_loaded:%lld\r\n"
                 "rdb_last_load_time_ms:%lld\r\n"
                 "aof_enabled:0\r\naof_rewrite_in_progress:0\r\naof_last_write_status:ok\r\n",
-                bg ? (unsigned long long)atomic_load(&S.keys) : 0ULL,
-                (unsigned long long)atomic_load(&dirty),
-                bg ? 1 : 0,
+                ld ? 1 : 0, bg ? (unsigned long long)atomic_load(&S.keys) : 0ULL,
+                (unsigned long long)atomic_load(&dirty), bg ? 1 : 0,
                 (long long)atomic_load(&last_save_s), atomic_load(&last_bg_ok) ? "ok" : "err",
-                (long long)atomic_load(&last_bg_secs), bg ? (long long)(now - S.start_ms) / 1000 : -1LL,
+                (long long)atomic_load(&last_bg_secs),
+                bg ? (long long)(now - S.start_ms) / 1000 : -1LL,
                 (unsigned long long)atomic_load(&saves), (long long)atomic_load(&loaded_expired),
-                (long long)atomic_load(&loaded_keys),
-                (long long)atomic_load(&load_ms));
+                (long long)atomic_load(&loaded_keys), (long long)atomic_load(&load_ms));
+    if (ld) { /* Redis's figures of a load in progress, and its ETA */
+        long long total = atomic_load(&loading_total), done = atomic_load(&loading_done);
+        long long elapsed = now / 1000 - atomic_load(&loading_start_s);
+        long long eta = elapsed == 0 ? 1 : elapsed * (total - done) / (done + 1);
+        sbuf_printf(o,
+                    "loading_start_time:%lld\r\nloading_total_bytes:%lld\r\n"
+                    "loading_rdb_used_mem:%lld\r\nloading_loaded_bytes:%lld\r\n"
+                    "loading_loaded_perc:%.2f\r\nloading_eta_seconds:%lld\r\n",
+                    (long long)atomic_load(&loading_start_s), total,
+                    (long long)atomic_load(&loading_used_mem), done,
+                    (double)done / (double)(total + 1) * 100.0, eta);
+    }
 }
 
 /* ------------------------------------------------------------------------

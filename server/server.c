@@ -364,9 +364,10 @@ int server_start(void)
         listeners_close();
         return 1;
     }
-    if (rdb_load_at_start(&srv.loops[0]) != 0) { /* nothing is served before it is in */
+    int loaded = rdb_load_at_start(&srv.loops[0]); /* nothing is served before it is in */
+    if (loaded != 0) {
         listeners_close();
-        return 1;
+        return loaded == 1 ? 0 : 1;
     }
     gpumon_start();
     if (metrics_start(srv.loops[0].base) != 0) {

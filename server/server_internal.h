@@ -565,17 +565,24 @@ void rdb_before_flush(loop *lp, bool all);
 /* After FLUSHALL, with save points set: the empty dataset saved (Redis's). */
 void rdb_after_flushall(loop *lp);
 void rdb_setup(void); /* at start: LASTSAVE is the start time */
-/* At start (listeners open, nothing served yet): load dir/dbfilename when
- * it exists. 0, or -1 when it cannot be read (logged; the server exits). */
+/* At start (listeners open, nothing served yet but -LOADING): load
+ * dir/dbfilename when it exists. 0; 1 when a shutdown (SIGTERM, SHUTDOWN)
+ * stopped it (the server exits with 0, saving nothing, as Redis does); -1
+ * when it cannot be read (logged; the server exits with 1). */
 int rdb_load_at_start(loop *lp);
+/* Whether the load at start is in progress (commands get -LOADING). */
+bool rdb_loading(void);
 /* A dump.rdb of n bytes read from fd (at its start) through a window of
  * `window` bytes at first, loaded through lp's batcher: 0, or -1 with the
- * reason in err (keys read before the error stay loaded). functions false:
- * a FUNCTION2 record is refused (fuzz_rdb). */
+ * reason in err (keys read before the error stay loaded). at_start: the
+ * load before the server serves: FUNCTION2 records load libraries, and
+ * clients are answered between batches (-LOADING for most commands); 1
+ * when a shutdown asked for meanwhile stopped it. Else (fuzz_rdb) a
+ * FUNCTION2 record is refused and nobody is served. */
 typedef struct rdb_load_stats {
     uint64_t keys, expired, failed;
 } rdb_load_stats;
-int rdb_load_fd(loop *lp, int fd, uint64_t n, size_t window, bool functions, rdb_load_stats *st,
+int rdb_load_fd(loop *lp, int fd, uint64_t n, size_t window, bool at_start, rdb_load_stats *st,
                 char *err, size_t errlen);
 /* SHUTDOWN: save first when asked (or, without NOSAVE, when save points
  * are set). 0, or -1 when the save failed (the shutdown is refused). */

@@ -16,6 +16,7 @@ Fails when /usr/bin/redis-server is missing (scripts/deps.sh installs it).
 import os
 import random
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -107,15 +108,20 @@ class Persistence(unittest.TestCase):
         s = e2e_server.Server(binary, ["--dir", self.dir] + list(extra))
         self.servers.append(s)
         r = redis.Redis(port=s.port)
-        deadline = time.time() + 60
-        while True:  # redis-server answers LOADING while it reads the file
+        self.wait_loaded(r, 60)
+        return s, r
+
+    def wait_loaded(self, r, secs):
+        """Until PING answers PONG: the server answers LOADING while it
+        reads the file."""
+        deadline = time.time() + secs
+        while True:
             try:
                 r.ping()
-                break
+                return
             except redis.BusyLoadingError:
                 self.assertLess(time.time(), deadline)
-                time.sleep(0.05)
-        return s, r
+                time.sleep(0.02)
 
     def stop(self, s):
         self.assertEqual(s.stop(), 0)
@@ -221,6 +227,83 @@ class Persistence(unittest.TestCase):
         r2.execute_command("SELECT", 3)
         self.assertEqual(r2.get("after"), b"the window")
         self.assertGreater(r2.pttl("after"), 0)
+
+    loading_data = None  # the file of _loading_file, made once
+
+    def _loading_file(self):
+        """A file of 1,000,000 keys from redis-server (37 MB: most of a
+        second to load, longer under sanitizers), put in dir; its bytes."""
+        cls = type(self)
+        if cls.loading_data is None:
+            s, r = self.start(REDIS, ["--enable-debug-command", "yes"])
+            r.execute_command("DEBUG", "POPULATE", 1000000, "key", 100)
+            self.assertTrue(r.save())
+            self.stop(s)
+            with open(os.path.join(self.dir, "dump.rdb"), "rb") as f:
+                cls.loading_data = f.read()
+        else:
+            with open(os.path.join(self.dir, "dump.rdb"), "wb") as f:
+                f.write(cls.loading_data)
+        return cls.loading_data
+
+    def _start_loading(self):
+        """The server under test started on that file, and a client once
+        it answers, while it still loads (its first reply is -LOADING)."""
+        s = e2e_server.Server(BIN, ["--dir", self.dir])
+        self.servers.append(s)
+        r = redis.Redis(port=s.port)
+        with self.assertRaises(redis.BusyLoadingError) as e:
+            r.ping()
+        self.assertEqual(str(e.exception), "Redis is loading the dataset in memory")
+        return s, r
+
+    def test_loading_replies_while_the_file_loads(self):
+        """While dump.rdb loads, commands get Redis's -LOADING, but INFO
+        (loading:1 and the loading_* figures), CONFIG GET and CLIENT run;
+        once it is in, everything is served."""
+        data = self._loading_file()
+        s, r = self._start_loading()
+        with self.assertRaises(redis.BusyLoadingError):
+            r.get("key:1")
+        with self.assertRaises(redis.BusyLoadingError):
+            r.set("new", "x")
+        info = r.info("persistence")
+        self.assertEqual(info["loading"], 1)
+        self.assertEqual(info["loading_total_bytes"], len(data))
+        self.assertGreaterEqual(info["loading_loaded_bytes"], 0)
+        self.assertLessEqual(info["loading_loaded_bytes"], len(data))
+        self.assertGreater(info["loading_rdb_used_mem"], 0)
+        self.assertIn("loading_loaded_perc", info)
+        self.assertIn("loading_eta_seconds", info)
+        self.assertGreater(info["loading_start_time"], 0)
+        self.assertEqual(r.config_get("databases"), {"databases": "16"})
+        self.assertGreater(r.client_id(), 0)
+        self.wait_loaded(r, 120)
+        self.assertEqual(r.dbsize(), 1000000)
+        self.assertEqual(r.get("key:999999")[:13], b"value:999999\0")
+        self.assertEqual(r.info("persistence")["loading"], 0)
+        self.assertNotIn("loading_total_bytes", r.info("persistence"))
+
+    def test_shutdown_while_the_file_loads(self):
+        """SHUTDOWN, and SIGTERM, while dump.rdb loads: the server exits
+        with 0 at once and saves nothing (the file is as it was), even
+        with save points set or SHUTDOWN SAVE, as Redis does."""
+        data = self._loading_file()
+        path = os.path.join(self.dir, "dump.rdb")
+        for how in ("SHUTDOWN SAVE", "SIGTERM"):
+            s, r = self._start_loading()
+            r.config_set("save", "1 1")
+            if how == "SIGTERM":
+                s.proc.send_signal(signal.SIGTERM)
+            else:
+                try:
+                    r.shutdown(save=True)  # (redis-py returns once the connection is closed)
+                except redis.ConnectionError:
+                    pass
+            self.assertEqual(s.proc.wait(10), 0, how)
+            self.servers.remove(s)
+            with open(path, "rb") as f:
+                self.assertEqual(f.read(), data, how)
 
     def test_shutdown_save_and_restart_warm(self):
         s, r = self.start(BIN)
