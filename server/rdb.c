@@ -1057,7 +1057,7 @@ static bool load_fill(loader *L)
  * or bad), or on a read error or no memory (L->err). */
 static bool load_refill(loader *L, const uint8_t *mark)
 {
-    if (L->fd < 0 || L->off + L->len >= L->body_end) {
+    if (L->off + L->len >= L->body_end) {
         return false;
     }
     size_t at = (size_t)(mark - L->buf);
@@ -1341,10 +1341,7 @@ int rdb_load_fd(loop *lp, int fd, uint64_t n, size_t window, bool at_start, rdb_
     }
     L.buf = malloc(L.cap);
     L.r.p = L.buf;
-    if (L.buf == NULL) {
-        ok = false;
-        snprintf(L.err, sizeof(L.err), "Short read or OOM loading DB.");
-    } else if (!ok || !load_fill(&L) || L.len < 9) {
+    if (L.buf == NULL || !ok || !load_fill(&L) || L.len < 9) {
         ok = false;
         snprintf(L.err, sizeof(L.err), "Short read or OOM loading DB.");
     }

@@ -364,7 +364,7 @@ int server_start(void)
         listeners_close();
         return 1;
     }
-    int loaded = rdb_load_at_start(&srv.loops[0]); /* nothing is served before it is in */
+    int loaded = rdb_load_at_start(&srv.loops[0]); /* (clients meanwhile get -LOADING) */
     if (loaded != 0) {
         listeners_close();
         return loaded == 1 ? 0 : 1;
