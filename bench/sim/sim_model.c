@@ -17,7 +17,9 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
     if (end == label + 5 || w == 0 || w > 64) {
         return false;
     }
-    bool slack = false, emptier = false, ghost = false, freq = false, adapt = false, local = false;
+    bool slack = false, emptier = false, ghost = false, freq = false, adapt = false, local = false,
+         admit = false, guard = false;
+    uint32_t known_at = 0;
     uint32_t choices = 2, demote = 0;
     for (; *end != '\0'; end++) {
         if (*end == 'c' && end[1] >= '2' && end[1] <= '4') {
@@ -43,6 +45,14 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
             adapt = true;
         } else if (*end == 'l') {
             local = true;
+        } else if (*end == 'w' && end[1] == 'v') {
+            guard = true;
+            end++;
+        } else if (*end == 'w' && end[1] == 'k' && end[2] >= '2' && end[2] <= '9') {
+            known_at = (uint32_t)(end[2] - '0');
+            end += 2;
+        } else if (*end == 'w') {
+            admit = true;
         } else {
             return false;
         }
@@ -56,6 +66,12 @@ bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack)
     cfg->freq = freq;
     cfg->adapt = adapt && ghost && demote != 0;
     cfg->local = local && demote != 0;
+    cfg->admit = admit;
+    cfg->sketch_guard = guard && local;
+    cfg->sketch_known = demote != 0 ? known_at : 0;
+    if (guard != cfg->sketch_guard || known_at != cfg->sketch_known) {
+        return false;
+    }
     return adapt == cfg->adapt && local == cfg->local;
 }
 
@@ -79,6 +95,42 @@ static inline uint16_t ghost_tag(uint64_t g, bool adapt, bool was_hit)
     return (uint16_t)((g >> 48 & ~3ull) | (was_hit ? 2u : 0u) | 1u);
 }
 
+/* TinyLFU's frequency sketch: 4 rows of 4-bit counters (one byte each
+ * here), `mask + 1` wide, halved every `sample` increments. */
+typedef struct sketch {
+    uint8_t *c;
+    uint64_t mask, sample, adds;
+} sketch;
+
+static uint32_t sketch_get(const sketch *k, uint64_t key, uint64_t seed)
+{
+    uint64_t h = sim_mix64(key ^ seed ^ 0x2545f4914f6cdd1dull);
+    uint32_t m = 15;
+    for (int r = 0; r < 4; r++) {
+        uint8_t v = k->c[(uint64_t)r * (k->mask + 1) + ((h >> (16 * r)) & k->mask)];
+        m = v < m ? v : m;
+    }
+    return m;
+}
+
+static void sketch_add(sketch *k, uint64_t key, uint64_t seed)
+{
+    uint64_t h = sim_mix64(key ^ seed ^ 0x2545f4914f6cdd1dull);
+    uint32_t m = sketch_get(k, key, seed);
+    if (m < 15) { /* conservative update: only the rows at the minimum */
+        for (int r = 0; r < 4; r++) {
+            uint8_t *v = &k->c[(uint64_t)r * (k->mask + 1) + ((h >> (16 * r)) & k->mask)];
+            *v += *v == m ? 1 : 0;
+        }
+    }
+    if (++k->adds >= k->sample) {
+        for (uint64_t i = 0; i < 4 * (k->mask + 1); i++) {
+            k->c[i] >>= 1;
+        }
+        k->adds /= 2;
+    }
+}
+
 int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *items_out)
 {
     uint32_t W = cfg->ways;
@@ -100,6 +152,25 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
         free(ghost);
         return -1;
     }
+    sketch sk = {0};
+    bool sketched = cfg->admit || cfg->sketch_guard || cfg->sketch_known != 0;
+    if (sketched) {
+        uint64_t wdt = 16;
+        while (wdt < cfg->capacity) {
+            wdt <<= 1;
+        }
+        sk.mask = wdt - 1;
+        sk.sample = 10 * cfg->capacity;
+        sk.c = calloc(4 * wdt, 1);
+        if (sk.c == NULL) {
+            free(cnt);
+            free(keys);
+            free(stamps);
+            free(used);
+            free(ghost);
+            return -1;
+        }
+    }
     int64_t hits = 0;
     uint64_t items = 0;
     double victim_age = (double)cfg->capacity; /* exponential average, 1/64 per eviction */
@@ -107,6 +178,9 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
     for (size_t i = 0; i < t->n; i++) {
         uint64_t clock = i + 1;
         uint64_t key = t->keys[i];
+        if (sketched) {
+            sketch_add(&sk, key, cfg->seed);
+        }
         uint32_t C = cfg->choices >= 2 && cfg->choices <= 4 ? cfg->choices : 2;
         uint64_t b[4];
         uint64_t h = sim_mix64(key ^ cfg->seed);
@@ -193,6 +267,8 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
                 if (cfg->local) {
                     /* a new key ranks as if demote% of the pair's oldest age older */
                     uint64_t head = (uint64_t)((double)(clock - oldest) * demote / 100.0), best = 0;
+                    uint64_t kb[2] = {0, 0};
+                    int64_t ks[2] = {-1, -1}; /* [NEW]: the oldest slot of each kind */
                     for (int k = 0; k < nbk; k++) {
                         for (uint32_t w = 0; w < W; w++) {
                             uint64_t s = b[k] * W + w;
@@ -201,7 +277,18 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
                                 best = eff;
                                 slot = (int64_t)s;
                             }
+                            int kind = used[s] == 2;
+                            if (ks[kind] < 0 || eff > kb[kind]) {
+                                kb[kind] = eff;
+                                ks[kind] = (int64_t)s;
+                            }
                         }
+                    }
+                    if (cfg->sketch_guard && ks[0] >= 0 && ks[1] >= 0 && slot == ks[0] &&
+                        sketch_get(&sk, keys[ks[1]], cfg->seed) <=
+                            sketch_get(&sk, keys[ks[0]], cfg->seed)) {
+                        slot = ks[1]; /* the reused key is asked for more: the NEW one goes */
+                        best = kb[1];
                     }
                     oldest = clock - best;
                 }
@@ -210,6 +297,10 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
                 }
                 cnt[slot]--; /* CLOCK: a second chance per hit */
                 stamps[slot] = clock;
+            }
+            if (cfg->admit &&
+                sketch_get(&sk, key, cfg->seed) <= sketch_get(&sk, keys[slot], cfg->seed)) {
+                continue; /* TinyLFU: the victim is asked for more often: stays */
             }
             victim_age += ((double)(clock - oldest) - victim_age) / 64.0;
             if (ng && (used[slot] == 2 || cfg->adapt)) {
@@ -238,6 +329,10 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
                     ghost[gi] = 0;
                 }
             }
+            if (!known && cfg->sketch_known != 0 &&
+                sketch_get(&sk, key, cfg->seed) >= cfg->sketch_known) {
+                known = true; /* asked for before, lately: as if its ghost were found */
+            }
             if (!known && cfg->local) {
                 used[slot] = 2;
             } else if (!known) {
@@ -254,6 +349,7 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
     free(used);
     free(ghost);
     free(cnt);
+    free(sk.c);
     if (items_out != NULL) {
         *items_out = items;
     }

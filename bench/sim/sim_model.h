@@ -23,6 +23,15 @@
  * counts hits after the first (at most 3): the oldest slot of the pair,
  * when it has some, loses one and is stamped with the clock instead of
  * going (S3-FIFO's main queue, a CLOCK with 2-bit counters).
+ *
+ * The frequency sketch (W-TinyLFU's idea at bucket scale, three uses):
+ * a count-min sketch of every request, 4 rows of 4-bit counters as wide
+ * as the capacity (rounded up to a power of two), halved every 10 x
+ * capacity requests. `admit`: a new key whose count is not above the
+ * victim's is not cached (TinyLFU's filter); `sketch_guard`: the pair's
+ * oldest reused key goes only when its count is above its oldest NEW
+ * key's; `sketch_known`: a key the sketch has seen often enough lately
+ * comes in without NEW (a ghost of longer reach).
  */
 #ifndef SIM_MODEL_H
 #define SIM_MODEL_H
@@ -47,17 +56,26 @@ typedef struct sim_model_cfg {
     bool local;        /* quick demotion by the pair's own oldest age, at eviction: a key
                         * not hit since it came ranks demote% of that age older (its stamp
                         * stays its arrival; no average of victims' ages) */
+    bool admit;        /* TinyLFU: a frequency sketch of every request; a new key whose
+                        * count is not above the victim's is not admitted */
+    bool sketch_guard; /* with l: when the pair's oldest reused key would go, the oldest
+                        * NEW one goes instead unless its count is above the reused one's */
+    uint32_t sketch_known; /* with q: a new key counted at least this often by the sketch
+                            * (this request included) comes in without NEW, as if its ghost
+                            * were found (0: no) */
 } sim_model_cfg;
 
-/* Parse a label "modelW[s][e][cN][qP][l][g][f][a]" into cfg's ways, emptier,
- * choices, demote, local, ghost, freq and adapt (the rest of cfg is left alone): W ways; s =
+/* Parse a label "modelW[s][e][cN][qP][l][g][f][a][w|wv|wkN]" into cfg's ways, emptier,
+ * choices, demote, local, ghost, freq, adapt and the sketch's use (the rest of cfg
+ * is left alone): W ways; s =
  * the CCHT's stamp slack rule (slots/256, at most 1024; else 0: *ccht_slack
  * says which); e = a free slot goes into the emptier of the two buckets
  * (else b1 first); cN = N candidate buckets (2..4, a what-if: the CCHT has
  * 2); qP = quick demotion by P% (1..99); l = by the pair's own age (needs
  * q); g = the ghost; f = the counters; a = P adapts (needs q and g; with l
- * the pair's head start moves). Returns true for a
- * model label. */
+ * the pair's head start moves); w = TinyLFU's admission filter; wv = the
+ * sketch guards reused keys (needs l); wkN = a key counted N times (2..9)
+ * comes in without NEW (needs q). Returns true for a model label. */
 bool sim_model_parse(const char *label, sim_model_cfg *cfg, bool *ccht_slack);
 
 /* The slack the CCHT uses for a table of `slots` slots. */

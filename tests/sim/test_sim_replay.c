@@ -162,6 +162,14 @@ Test(sim_replay, model_with_one_bucket_is_lru, .timeout = 60)
     cr_assert(p.demote == 50 && p.ghost && p.freq && p.adapt);
     cr_assert(sim_model_parse("model8eq90lgfa", &p, &s));
     cr_assert(p.demote == 90 && p.local && p.ghost && p.freq && p.adapt);
+    cr_assert(sim_model_parse("model8eq90lgfw", &p, &s));
+    cr_assert(p.admit && !p.sketch_guard && p.sketch_known == 0);
+    p = (sim_model_cfg){0};
+    cr_assert(sim_model_parse("model8eq90lgfwvwk3", &p, &s));
+    cr_assert(!p.admit && p.sketch_guard && p.sketch_known == 3);
+    cr_assert_not(sim_model_parse("model8q50wv", &p, &s), "wv needs l");
+    cr_assert_not(sim_model_parse("model8wk2", &p, &s), "wk needs q");
+    cr_assert_not(sim_model_parse("model8q50wk1", &p, &s), "wk counts from 2");
     cr_assert_not(sim_model_parse("model8l", &p, &s), "l needs q");
     cr_assert_not(sim_model_parse("model8q50a", &p, &s), "a needs the ghost");
     cr_assert_not(sim_model_parse("model", &p, &s));
