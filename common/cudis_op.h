@@ -186,6 +186,11 @@ enum cudis_policy {
 #define CUDIS_F_PERSIST 0x0100 /* GET: remove the expiry (GETEX PERSIST) */
 #define CUDIS_F_TOUCH 0x0200   /* EXISTS: refresh recency (TOUCH) */
 #define CUDIS_F_BIT1 0x0400    /* SETBIT: the bit becomes 1 */
+#define CUDIS_F_AGED                                                                               \
+    0x0400                     /* SET: arg dates the key written, as RESTORE's IDLETIME or         \
+                                * FREQ and dump.rdb do: under an LFU policy its counter            \
+                                * (0..255), else the clock ticks since its last access; a          \
+                                * store that keeps neither ignores it */
 #define CUDIS_F_NOTOUCH 0x0800 /* GET: leave the key's recency as it is (CLIENT NO-TOUCH) */
 #define CUDIS_F_RIGHT 0x2000   /* LPUSH, LPOP: the list's tail. ZRANGE: REV */
 #define CUDIS_F_INCR 0x4000    /* ZADD: the score is an increment (ZADD INCR, ZINCRBY) */

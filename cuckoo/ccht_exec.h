@@ -103,6 +103,21 @@ CUDIS_HD static inline uint64_t *ccht_env_rng(ccht_env *x)
     return &x->rng;
 }
 
+/* The stamp of a key SET with CUDIS_F_AGED at clock `stamp`: under the
+ * LFU policies the counter `arg` (0..255) as of now; else the clock `arg`
+ * ticks before (at most the clamp's age), with the policy's bits of a key
+ * read since it came (no NEW under allkeys-cudis). */
+CUDIS_HD static inline uint32_t ccht_aged_stamp(uint32_t pol, uint32_t stamp, int64_t now_ms,
+                                                int64_t arg)
+{
+    if (ccht_policy_lfu(pol)) {
+        uint32_t c = arg <= 0 ? 0u : arg >= 255 ? 255u : (uint32_t)arg;
+        return (ccht_lfu_minutes(now_ms) << 8) | c;
+    }
+    uint32_t back = arg <= 0 ? 0u : arg >= CCHT_AGE_CLAMP ? CCHT_AGE_CLAMP : (uint32_t)arg;
+    return ccht_policy_bits(pol) ? ccht_bits_new(pol, stamp - back, true) : stamp - back;
+}
+
 /* The stamp an op leaves on its key's slot: the op's clock under the
  * LRU-ranked policies; under the LFU ones the counter after one more
  * access; under allkeys-cudis and allkeys-rrip the clock with the
@@ -112,6 +127,9 @@ CUDIS_HD static inline uint32_t ccht_op_stamp(const ccht_table *T, const ccht_en
                                               const uint32_t *old)
 {
     uint32_t pol = ccht_policy_of(T);
+    if (x->op->code == CUDIS_OP_SET && (x->op->flags & CUDIS_F_AGED)) {
+        return ccht_aged_stamp(pol, x->stamp, x->now_ms, x->op->arg);
+    }
     if (ccht_policy_bits(pol)) {
         return old == 0 ? ccht_bits_new(pol, x->stamp, false)
                         : ccht_bits_hit(pol, *old, x->stamp, 0);
@@ -547,7 +565,12 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     ccht_item_set_expire(v, old_off, plan.expire_ms);
                 }
                 ty->c[CCHT_C_VAL_BYTES] += (int64_t)plan.new_len - (int64_t)cur.val_len;
-                ccht_touch_op(T, x, loc.bucket, loc.way, 0);
+                if (x->op->code == CUDIS_OP_SET && (x->op->flags & CUDIS_F_AGED)) {
+                    cudis_store_relaxed_u32(ccht_bkt_stamp(v, loc.bucket, loc.way),
+                                            ccht_op_stamp(T, x, 0));
+                } else {
+                    ccht_touch_op(T, x, loc.bucket, loc.way, 0);
+                }
                 break;
             }
             if (!f && ccht_policy_cudis(ccht_policy_of(T))) {

@@ -725,7 +725,6 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
             return;
         }
     }
-    /* (IDLETIME and FREQ are checked, not kept: the engines hold neither) */
     batcher *b = &c->lp->b;
     /* Redis answers BUSYKEY before any error of the TTL or the payload; the
      * key's presence is read only when one of those needs the precedence,
@@ -771,8 +770,10 @@ void cmd_restore(conn *c, int argc, char **argv, uint32_t *lens)
         return;
     }
     b->ev = KEV_RESTORE;
-    uint32_t i = batch_add_op(b, CUDIS_OP_SET, replace ? 0 : CUDIS_F_NX, argv[1], lens[1],
-                              (const char *)v, vlen, 0, exp, true);
+    int64_t aged = server_aged_arg(idle, freq, now);
+    uint32_t i =
+        batch_add_op(b, CUDIS_OP_SET, (replace ? 0 : CUDIS_F_NX) | (aged >= 0 ? CUDIS_F_AGED : 0),
+                     argv[1], lens[1], (const char *)v, vlen, aged >= 0 ? aged : 0, exp, true);
     b->ops[i].type = type;
     run_alone(c);
     int st = b->res[0].status;

@@ -564,14 +564,38 @@ void observe_info_latencystats(sbuf *o)
  * ---------------------------------------------------------------------- */
 
 #define CLOCK_SAMPLES 8192 /* one a second: ~2.3 hours */
+/* The ticks a second of the history before the start (observe_clock_seed):
+ * its 8192 seconds span 2^29 ticks, the oldest age the CCHT keeps apart
+ * (CCHT_AGE_CLAMP). */
+#define CLOCK_SEED_RATE 65536
 
 static struct {
     pthread_mutex_t lock;
-    uint64_t clock[CLOCK_SAMPLES];
+    int64_t clock[CLOCK_SAMPLES]; /* before the start: below the clock's 0 */
     int64_t ms[CLOCK_SAMPLES];
     uint32_t n, head; /* samples held; the next slot */
     int64_t last_ms;
 } clk = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The i-th sample held, oldest first (under clk.lock). */
+static uint32_t clock_at(uint32_t i)
+{
+    return (clk.head + CLOCK_SAMPLES - clk.n + i) % CLOCK_SAMPLES;
+}
+
+void observe_clock_seed(int64_t now_ms)
+{
+    int64_t c0 = (int64_t)engine_clock(srv.eng);
+    pthread_mutex_lock(&clk.lock);
+    for (uint32_t i = 0; i < CLOCK_SAMPLES; i++) {
+        int64_t back = CLOCK_SAMPLES - (int64_t)i; /* seconds before now */
+        clk.clock[i] = c0 - back * CLOCK_SEED_RATE;
+        clk.ms[i] = now_ms - back * 1000;
+    }
+    clk.n = CLOCK_SAMPLES;
+    clk.head = 0;
+    pthread_mutex_unlock(&clk.lock);
+}
 
 void observe_clock_sample(int64_t now_ms)
 {
@@ -593,24 +617,46 @@ void observe_clock_sample(int64_t now_ms)
 
 long long observe_idle_seconds(uint32_t stamp, int64_t now_ms)
 {
-    uint64_t now = engine_clock(srv.eng);
-    uint64_t full = now - (uint32_t)((uint32_t)now - stamp); /* stamps are the clock's low bits */
+    int64_t now = (int64_t)engine_clock(srv.eng);
+    int64_t full = now - (uint32_t)((uint32_t)now - stamp); /* stamps are the clock's low bits */
     int64_t at = now_ms;
     pthread_mutex_lock(&clk.lock);
     /* the first sample (oldest to newest) whose clock had reached the stamp */
     uint32_t lo = 0, hi = clk.n;
     while (lo < hi) {
         uint32_t mid = (lo + hi) / 2;
-        uint32_t i = (clk.head + CLOCK_SAMPLES - clk.n + mid) % CLOCK_SAMPLES;
-        if (clk.clock[i] >= full) {
+        if (clk.clock[clock_at(mid)] >= full) {
             hi = mid;
         } else {
             lo = mid + 1;
         }
     }
     if (lo < clk.n) { /* the access fell between the sample before and this one */
-        at = clk.ms[(clk.head + CLOCK_SAMPLES - clk.n + (lo > 0 ? lo - 1 : 0)) % CLOCK_SAMPLES];
+        at = clk.ms[clock_at(lo > 0 ? lo - 1 : 0)];
     }
     pthread_mutex_unlock(&clk.lock);
     return at < now_ms ? (now_ms - at) / 1000 : 0;
+}
+
+int64_t observe_ticks_since(long long idle_s, int64_t now_ms)
+{
+    int64_t now = (int64_t)engine_clock(srv.eng);
+    int64_t when =
+        idle_s < (now_ms - INT64_MIN / 2) / 1000 ? now_ms - idle_s * 1000 : INT64_MIN / 2;
+    pthread_mutex_lock(&clk.lock);
+    /* the last sample taken at or before `when`, if any: a stamp just past
+     * its clock is dated by it (observe_idle_seconds) */
+    uint32_t lo = 0, hi = clk.n;
+    while (lo < hi) {
+        uint32_t mid = (lo + hi) / 2;
+        if (clk.ms[clock_at(mid)] <= when) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    int64_t ticks = lo == 0 ? (clk.n ? now - clk.clock[clock_at(0)] : 0) /* older than all */
+                            : now - (clk.clock[clock_at(lo - 1)] + 1);
+    pthread_mutex_unlock(&clk.lock);
+    return ticks > 0 ? ticks : 0;
 }

@@ -193,6 +193,7 @@ typedef struct snapshot {
     uint32_t wmark_cap;
     atomic_bool failed;
     int64_t start_ms;
+    int dating;            /* DATE_*: what a key's records carry beside it (set at the start) */
     struct event *ev;      /* loop 0 waits for the BGSAVE's walk and file to end */
     pthread_t walker;      /* BGSAVE's walk (walker_main) */
     bool walker_live;      /* started, not yet joined */
@@ -411,10 +412,38 @@ static void put_aux(sbuf *o, const char *k, const char *v)
     rdb_put_string(o, v, strlen(v));
 }
 
+/* What dates each key in the file, as Redis's rdbSaveKeyValuePair writes
+ * it: under an LRU policy its idle seconds (an IDLE record), under an LFU
+ * one its counter (FREQ), else nothing. cudis's own policies keep a
+ * recency, as LRU does; a store with no stamps (the exact baselines) gives
+ * neither. */
+enum { DATE_NONE, DATE_IDLE, DATE_FREQ };
+
+static int snapshot_dating(void)
+{
+    const char *p = srv.cfg.maxmemory_policy;
+    if (engine_clock(srv.eng) == 0) {
+        return DATE_NONE;
+    }
+    if (strstr(p, "lfu") != NULL) {
+        return DATE_FREQ;
+    }
+    return strstr(p, "lru") != NULL || !strcmp(p, "allkeys-cudis") || !strcmp(p, "allkeys-rrip")
+               ? DATE_IDLE
+               : DATE_NONE;
+}
+
+/* A key's date as written (-1: none). */
+typedef struct key_date {
+    long long idle;
+    int freq;
+} key_date;
+
 /* One key as the snapshot had it onto stream o: its value v (n bytes) of
- * cudis type `type`, expiry exp (abs ms, <= 0 none), engine database pdb. */
+ * cudis type `type`, expiry exp (abs ms, <= 0 none), date d, engine
+ * database pdb. */
 static void put_key(sbuf *o, int *sel, uint8_t pdb, const uint8_t *key, uint32_t klen,
-                    uint32_t type, const uint8_t *v, uint32_t n, int64_t exp)
+                    uint32_t type, const uint8_t *v, uint32_t n, int64_t exp, key_date d)
 {
     int db = S.logical[pdb];
     if (db != *sel) {
@@ -429,6 +458,14 @@ static void put_key(sbuf *o, int *sel, uint8_t pdb, const uint8_t *key, uint32_t
             b[1 + i] = (uint8_t)((uint64_t)exp >> (8 * i));
         }
         sbuf_add(o, b, 9);
+    }
+    if (d.idle >= 0) {
+        uint8_t op = OP_IDLE;
+        sbuf_add(o, &op, 1);
+        rdb_put_len(o, (uint64_t)d.idle);
+    } else if (d.freq >= 0) {
+        uint8_t b[2] = {OP_FREQ, (uint8_t)d.freq};
+        sbuf_add(o, b, 2);
     }
     rdb_put_object(o, type, key, klen, v, n);
     atomic_fetch_add_explicit(&S.keys, 1, memory_order_relaxed);
@@ -467,13 +504,13 @@ static bool gather_big(batcher *gb, uint8_t pdb, const uint8_t *key, uint32_t kl
 /* A found key onto stream o; a big hash as one hash of its fields `all`
  * (none left: nothing). */
 static void put_found(sbuf *o, int *sel, uint8_t pdb, const uint8_t *key, uint32_t klen,
-                      const cudis_result *r, const uint8_t *out, const sbuf *all)
+                      const cudis_result *r, const uint8_t *out, const sbuf *all, key_date d)
 {
     if (r->type != CUDIS_TYPE_BIGHASH) {
-        put_key(o, sel, pdb, key, klen, r->type, out + r->val_off, r->val_len, r->num);
+        put_key(o, sel, pdb, key, klen, r->type, out + r->val_off, r->val_len, r->num, d);
     } else if (cudis_hash_count((const uint8_t *)all->p, (uint32_t)all->len) > 0) {
         put_key(o, sel, pdb, key, klen, CUDIS_TYPE_HASH, (const uint8_t *)all->p,
-                (uint32_t)all->len, r->num);
+                (uint32_t)all->len, r->num, d);
     }
     out_maybe_flush(o, sel);
 }
@@ -481,37 +518,62 @@ static void put_found(sbuf *o, int *sel, uint8_t pdb, const uint8_t *key, uint32
 /* A GET (type ANY) of key in pdb returned r: onto the guards' stream, a
  * big hash read whole first (S.lock held). */
 static void put_result(uint8_t pdb, const uint8_t *key, uint32_t klen, const cudis_result *r,
-                       const uint8_t *out)
+                       const uint8_t *out, key_date d)
 {
     if (!result_found(r)) {
         return;
     }
     sbuf all = {0};
     if (r->type != CUDIS_TYPE_BIGHASH || gather_big(&S.gb, pdb, key, klen, r, out, &all)) {
-        put_found(&S.buf, &S.sel, pdb, key, klen, r, out, &all);
+        put_found(&S.buf, &S.sel, pdb, key, klen, r, out, &all, d);
     }
     sbuf_free(&all);
 }
 
-/* Read what rb holds (GETs) and put each key found (S.lock held). */
+/* The ops a read takes (add_read): a GET, then an EXISTS for its date. */
+static uint32_t read_ops(void)
+{
+    return S.dating != DATE_NONE ? 2 : 1;
+}
+
+/* The date of the key read by op i (a GET) of b, run at now. */
+static key_date read_date(const batcher *b, uint32_t i, int64_t now)
+{
+    key_date d = {-1, -1};
+    const cudis_result *r = &b->res[i + 1];
+    if (S.dating == DATE_NONE || r->status != CUDIS_OK || !(r->flags & CUDIS_R_FOUND)) {
+        return d;
+    }
+    if (S.dating == DATE_FREQ) {
+        d.freq = r->num < 0 ? 0 : r->num > 255 ? 255 : (int)r->num;
+    } else {
+        d.idle = observe_idle_seconds((uint32_t)r->num, now);
+    }
+    return d;
+}
+
+/* Read what rb holds (add_read's) and put each key found (S.lock held). */
 static void put_reads(void)
 {
     batcher *b = &S.rb;
     if (b->nops == 0) {
         return;
     }
-    int rc = batch_exec(b, srv.eng, cudis_now_ms());
-    for (uint32_t i = 0; i < b->nops; i++) {
+    int64_t now = cudis_now_ms();
+    int rc = batch_exec(b, srv.eng, now);
+    for (uint32_t i = 0; i < b->nops; i += read_ops()) {
         const cudis_op *op = &b->ops[i];
         cudis_result r = b->res[i];
         if (rc != CUDIS_OK) {
             r.status = rc;
         }
-        put_result(op->db, b->in + op->key_off, op->key_len, &r, b->out);
+        put_result(op->db, b->in + op->key_off, op->key_len, &r, b->out, read_date(b, i, now));
     }
     batch_reset(b);
 }
 
+/* A key's read: its value (GET, not an access), and its stamp or counter
+ * when the file dates keys (EXISTS: not an access either). */
 static int add_read(void *arg, uint8_t pdb, const uint8_t *key, uint32_t klen, int64_t exp)
 {
     (void)exp;
@@ -520,6 +582,11 @@ static int add_read(void *arg, uint8_t pdb, const uint8_t *key, uint32_t klen, i
     uint32_t i = batch_add_op(b, CUDIS_OP_GET, CUDIS_F_NOTOUCH | CUDIS_F_NOSTATS, (const char *)key,
                               klen, NULL, 0, 0, 0, false);
     b->ops[i].type = CUDIS_TYPE_ANY;
+    if (S.dating != DATE_NONE) {
+        batch_add_op(b, CUDIS_OP_EXISTS,
+                     (S.dating == DATE_IDLE ? CUDIS_F_STAMP : 0) | CUDIS_F_NOSTATS,
+                     (const char *)key, klen, NULL, 0, 0, 0, false);
+    }
     return 0;
 }
 
@@ -602,7 +669,8 @@ static bool walk_step_bg(void)
         S.wmark = xrealloc(S.wmark, S.wmark_cap);
         S.wall = xrealloc(S.wall, S.wmark_cap * sizeof(sbuf));
     }
-    for (uint32_t i = 0; i < b->nops; i++) {
+    uint32_t step = read_ops();
+    for (uint32_t i = 0; i < b->nops; i += step) {
         cudis_result *r = &b->res[i];
         if (rc != CUDIS_OK) {
             r->status = rc;
@@ -617,18 +685,18 @@ static bool walk_step_bg(void)
     }
     pthread_mutex_lock(&S.lock);
     bool on = atomic_load(&S.on);
-    for (uint32_t i = 0; on && i < b->nops; i++) {
+    for (uint32_t i = 0; on && i < b->nops; i += step) {
         const cudis_op *op = &b->ops[i];
         /* (absent ones too: a key gone since the start was had as gone) */
         bool mine = ks_add(&S.had, op->db, b->in + op->key_off, op->key_len);
         S.wmark[i] = S.wmark[i] && mine;
     }
     pthread_mutex_unlock(&S.lock);
-    for (uint32_t i = 0; i < b->nops; i++) {
+    for (uint32_t i = 0; i < b->nops; i += step) {
         const cudis_op *op = &b->ops[i];
         if (on && S.wmark[i]) {
             put_found(&S.wbuf, &S.wsel, op->db, b->in + op->key_off, op->key_len, &b->res[i],
-                      b->out, &S.wall[i]);
+                      b->out, &S.wall[i], read_date(b, i, now));
         }
         sbuf_free(&S.wall[i]);
     }
@@ -717,6 +785,7 @@ static int snap_begin_(loop *lp, bool bg)
     S.walk_db = 0;
     S.cursor = 0;
     S.start_ms = cudis_now_ms();
+    S.dating = snapshot_dating();
     S.ndb = (int)srv.cfg.databases;
     for (int i = 0; i < CUDIS_MAX_DBS; i++) {
         S.logical[i] = -1;
@@ -1020,6 +1089,7 @@ typedef struct loader {
     int db;
     int64_t now;
     uint64_t keys, expired, failed;
+    long long idle, freq; /* the next key's IDLE and FREQ records (-1: none) */
     sbuf bigs; /* pdb, varint klen, key: hashes past hash-max-item-size */
     bool functions; /* FUNCTION2 records load libraries (else: refused) */
     bool serve;     /* the load at start: clients are answered between batches */
@@ -1186,11 +1256,13 @@ static int load_record(loader *L, int64_t *exp)
         if (!get_u(&L->r, 1, &x)) {
             return REC_SHORT;
         }
-        return REC_NEXT; /* (the engines keep their own counters) */
+        L->freq = (long long)x;
+        return REC_NEXT;
     case OP_IDLE:
         if (!load_len(L, &x)) {
             return REC_SHORT;
         }
+        L->idle = x > INT64_MAX / 1000 ? INT64_MAX / 1000 : (long long)x;
         return REC_NEXT;
     case OP_AUX: {
         uint32_t kl, vl;
@@ -1271,8 +1343,11 @@ static int load_record(loader *L, int64_t *exp)
         }
         b->db = db_phys(L->db);
         b->ev = KEV_QUIET;
-        uint32_t i = batch_add_op(b, CUDIS_OP_SET, 0, (const char *)key, kl, (const char *)v, vl, 0,
-                                  *exp > 0 ? *exp : 0, true);
+        int64_t aged =
+            L->idle >= 0 || L->freq >= 0 ? server_aged_arg(L->idle, L->freq, L->now) : -1;
+        uint32_t i =
+            batch_add_op(b, CUDIS_OP_SET, aged >= 0 ? CUDIS_F_AGED : 0, (const char *)key, kl,
+                         (const char *)v, vl, aged >= 0 ? aged : 0, *exp > 0 ? *exp : 0, true);
         b->ops[i].type = type;
         L->keys++;
         if (type == CUDIS_TYPE_HASH && srv.cfg.hash_max_item_size > 0 &&
@@ -1286,6 +1361,7 @@ static int load_record(loader *L, int64_t *exp)
     free(key);
     free(v);
     *exp = -1;
+    L->idle = L->freq = -1; /* (they date one key) */
     return REC_NEXT;
 }
 
@@ -1327,8 +1403,13 @@ static bool load_body(loader *L)
 int rdb_load_fd(loop *lp, int fd, uint64_t n, size_t window, bool at_start, rdb_load_stats *st,
                 char *err, size_t errlen)
 {
-    loader L = {
-        .fd = fd, .lp = lp, .now = cudis_now_ms(), .functions = at_start, .serve = at_start};
+    loader L = {.fd = fd,
+                .lp = lp,
+                .now = cudis_now_ms(),
+                .idle = -1,
+                .freq = -1,
+                .functions = at_start,
+                .serve = at_start};
     /* an 8-byte CRC follows EOF; 0: not computed; rdbchecksum no: unchecked.
      * As Redis, a file is checked once it has been read. */
     uint8_t tail[8] = {0};

@@ -322,6 +322,14 @@ const char *server_policy_shown(void)
     return p;
 }
 
+int64_t server_aged_arg(long long idle, long long freq, int64_t now_ms)
+{
+    if (strstr(srv.cfg.maxmemory_policy, "lfu") != NULL) {
+        return freq;
+    }
+    return idle >= 0 ? observe_ticks_since(idle, now_ms) : -1;
+}
+
 void server_loops_setup(void)
 {
     if (srv.cfg.io_threads > 1) {
@@ -364,6 +372,7 @@ int server_start(void)
         listeners_close();
         return 1;
     }
+    observe_clock_seed(cudis_now_ms());            /* before any key: idle times can be given */
     int loaded = rdb_load_at_start(&srv.loops[0]); /* (clients meanwhile get -LOADING) */
     if (loaded != 0) {
         listeners_close();

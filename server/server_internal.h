@@ -289,6 +289,11 @@ bool server_fd_room(long long clients, char *err, size_t errlen);
 int server_policy(const char *name, const char *eng, uint32_t *code, char *err, size_t errlen);
 /* The policy in force, as INFO's maxmemory_policy shows it. */
 const char *server_policy_shown(void);
+/* A key's age as RESTORE (IDLETIME, FREQ) or dump.rdb gives it (-1: not
+ * given), as CUDIS_F_AGED's arg under the policy in force: the counter
+ * under an LFU policy, the ticks since idle seconds ago under the others
+ * (Redis's objectSetLRUOrLFU); -1 when the policy takes neither one given. */
+int64_t server_aged_arg(long long idle, long long freq, int64_t now_ms);
 /* A SIGTERM/SIGINT the loop could not see yet (a busy script): shut down. */
 void server_poll_signals(void);
 int64_t server_now_ms(void);
@@ -651,6 +656,14 @@ void observe_event(const char *event, uint64_t usec); /* e.g. "expire-cycle" */
  * oldest one's age: a lower bound). */
 void observe_clock_sample(int64_t now_ms);
 long long observe_idle_seconds(uint32_t stamp, int64_t now_ms);
+/* At start, before any key: the history is filled with 2.3 hours before
+ * now at a made-up rate, so that a key loaded or restored idle for up to
+ * that long is dated as it says (RESTORE IDLETIME, dump.rdb's idle). */
+void observe_clock_seed(int64_t now_ms);
+/* The clock ticks since idle_s seconds ago, as the samples date them
+ * (CUDIS_F_AGED's arg): a stamp that many ticks behind the clock now
+ * reads as idle_s seconds idle. */
+int64_t observe_ticks_since(long long idle_s, int64_t now_ms);
 void observe_info_latencystats(sbuf *o);
 
 /* blocking.c: clients blocked on keys (BLPOP BRPOP BLMPOP BLMOVE

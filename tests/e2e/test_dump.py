@@ -117,6 +117,42 @@ class Dump(unittest.TestCase):
             self.assertEqual(cli.object("idletime", "new"), 0)
             self.assertIsNone(cli.object("idletime", "nosuch"))
 
+    def test_restore_dates_the_key(self):
+        """RESTORE's IDLETIME dates the key under the recency policies and
+        FREQ sets its counter under the LFU ones (Redis's
+        objectSetLRUOrLFU); each is ignored under the other kind; OBJECT
+        reads them back and is not an access."""
+        self.ref_r.set("src", "v")
+        p = self.ref_r.dump("src")
+        for cli in (self.r, self.ref_r):
+            cli.config_set("maxmemory-policy", "allkeys-lru")
+            for k, idle in (("a", 0), ("b", 7), ("c", 1000), ("d", 4000)):
+                self.assertTrue(cli.restore(k, 0, p, idletime=idle))
+            self.assertTrue(cli.restore("e", 0, p, frequency=200))  # no counter kept
+            self.assertTrue(cli.restore("a", 0, p, replace=True, idletime=500))
+        for cli in (self.r, self.ref_r):
+            for k, idle in (("a", 500), ("b", 7), ("c", 1000), ("d", 4000)):
+                self.assertIn(cli.object("idletime", k), (idle, idle + 1), k)
+            self.assertLessEqual(cli.object("idletime", "e"), 1)
+            cli.restore("old", 0, p, idletime=100000)
+            if cli is self.ref_r or self.srv.is_redis:
+                self.assertIn(cli.object("idletime", "old"), (100000, 100001))
+            else:  # dated by 8192 seconds of samples before the start: the oldest they tell
+                got = cli.object("idletime", "old")
+                self.assertTrue(8190 <= got < 8192 + 60, got)
+            cli.get("c")
+            self.assertEqual(cli.object("idletime", "c"), 0, "a read dates it now")
+            cli.config_set("maxmemory-policy", "allkeys-lfu")
+            self.assertTrue(cli.restore("f", 0, p, frequency=100))
+            self.assertTrue(cli.restore("g", 0, p, frequency=0))
+            self.assertTrue(cli.restore("h", 0, p, idletime=100))  # the counter a new key's
+            self.assertTrue(cli.restore("f2", 0, p, frequency=255))
+            self.assertTrue(cli.restore("f2", 0, p, replace=True, frequency=42))
+            self.assertEqual([cli.object("freq", k) for k in ("f", "g", "h", "f2")],
+                             [100, 0, 5, 42])
+            self.assertEqual(cli.object("freq", "f"), 100, "OBJECT is not an access")
+            cli.config_set("maxmemory-policy", "allkeys-lru")
+
 
 if __name__ == "__main__":
     e2e_server.main(sys.modules[__name__])

@@ -192,6 +192,40 @@ class Persistence(unittest.TestCase):
         self.assertEqual(int(info["rdb_last_load_keys_loaded"]), len(want))
         self.assertEqual(int(info["rdb_changes_since_last_save"]), 0)
 
+    def test_keys_keep_their_idle_time_or_counter(self):
+        """Under an LRU policy a file dates each key by its idle seconds
+        (an IDLE record), under an LFU one by its counter (FREQ), as
+        Redis's rdbSaveKeyValuePair writes them; loading gives them back
+        (objectSetLRUOrLFU): from redis-server's file into the server, and
+        from the server's into redis-server."""
+        for pol, field, ages in (("allkeys-lru", "idletime", (0, 7, 1000, 4000)),
+                                 ("allkeys-lfu", "freq", (0, 7, 100, 255))):
+            s, r = self.start(REDIS, ["--maxmemory-policy", pol])
+            r.flushall()  # (the last pass's file loaded)
+            r.set("src", "v")
+            p = r.dump("src")
+            r.delete("src")
+            for i, a in enumerate(ages):
+                kw = {"idletime": a} if field == "idletime" else {"frequency": a}
+                self.assertTrue(r.restore("k%d" % i, 0, p, **kw))
+                r.hset("h%d" % i, "f", "v")
+                self.assertTrue(r.restore("h%d" % i, 0, r.dump("h%d" % i), replace=True, **kw))
+            t0 = time.time()
+            self.assertTrue(r.save())
+            self.stop(s)
+            for binary in (BIN, REDIS):
+                s, r = self.start(binary, ["--maxmemory-policy", pol])
+                slack = int(time.time() - t0) + 1
+                for i, a in enumerate(ages):
+                    for k in ("k%d" % i, "h%d" % i):
+                        got = r.object(field, k)
+                        if field == "freq":
+                            self.assertEqual(got, a, (binary, k))
+                        else:
+                            self.assertTrue(a <= got <= a + slack, (binary, k, got, a))
+                self.assertTrue(r.save())  # the server's file, for redis-server next
+                self.stop(s)
+
     def test_file_bigger_than_the_read_window_loads(self):
         """A file of 19 MB from redis-server (uncompressed): cudis reads it
         through a 4 MB window, so records cross the window's end, a value of

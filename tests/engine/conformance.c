@@ -1976,6 +1976,55 @@ ENGINE_TEST(policy_lfu_counter)
     engine_destroy(e);
 }
 
+/* SET with CUDIS_F_AGED (RESTORE IDLETIME / FREQ, dump.rdb's idle and
+ * freq fields): the key comes in as old as arg says under the recency
+ * policies (its stamp arg ticks behind the clock), or with arg as its LFU
+ * counter, whether the write is new, in place or into new memory; the
+ * next access dates it as any other. */
+ENGINE_TEST(policy_aged_set)
+{
+    T_NEED_STORE(p);
+    if (p->caps & CAP_EXACT) {
+        cr_skip_test("the %s engine keeps no stamp per key", p->name);
+    }
+    const uint32_t pols[] = {CUDIS_POL_ALLKEYS_LRU, CUDIS_POL_ALLKEYS_CUDIS,
+                             CUDIS_POL_ALLKEYS_RRIP};
+    for (int i = 0; i < 3; i++) {
+        engine *e = pol_open(p, pols[i], false);
+        /* new, then in place (same length), then into new memory (longer) */
+        const char *vals[] = {"v1", "v2", "a longer value than the two before it"};
+        const int64_t ago[] = {1000000, 5000, 200000};
+        for (int w = 0; w < 3; w++) {
+            tres r = t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_AGED, "k", vals[w], ago[w], 0);
+            cr_assert_eq(r.r.status, CUDIS_OK);
+            r = t_op(e, T_NOW, CUDIS_OP_EXISTS, CUDIS_F_STAMP, "k", NULL, 0, 0);
+            /* (sharded: the clock is the first store's, which ran fewer ops) */
+            int64_t age = (int32_t)((uint32_t)engine_clock(e) - (uint32_t)r.r.num);
+            cr_assert(llabs(age - ago[w]) < 100, "%s, policy %u, write %d: age %lld, not %lld",
+                      p->name, pols[i], w, (long long)age, (long long)ago[w]);
+        }
+        t_expect(e, T_NOW, "k", vals[2]);
+        tres r = t_op(e, T_NOW, CUDIS_OP_EXISTS, CUDIS_F_STAMP, "k", NULL, 0, 0);
+        cr_assert_lt(llabs((int32_t)((uint32_t)engine_clock(e) - (uint32_t)r.r.num)), 100,
+                     "a read dates it now");
+        engine_destroy(e);
+    }
+    engine *e = pol_open(p, CUDIS_POL_ALLKEYS_LFU, false);
+    cr_assert_eq(engine_set_policy(e, CUDIS_POL_ALLKEYS_LFU, 0, 1), CUDIS_OK);
+    const char *vals[] = {"v1", "v2", "a longer value than the two before it"};
+    const int64_t freq[] = {100, 7, 300};
+    const int64_t want[] = {100, 7, 255};
+    for (int w = 0; w < 3; w++) {
+        cr_assert_eq(t_op(e, T_NOW, CUDIS_OP_SET, CUDIS_F_AGED, "k", vals[w], freq[w], 0).r.status,
+                     CUDIS_OK);
+        cr_assert_eq(t_op(e, T_NOW, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0).r.num, want[w], "write %d",
+                     w);
+    }
+    cr_assert_eq(t_op(e, T_NOW + 2 * 60000, CUDIS_OP_EXISTS, 0, "k", NULL, 0, 0).r.num, 253,
+                 "it decays from the time it was written");
+    engine_destroy(e);
+}
+
 /* CONFIG SET maxmemory at runtime (issue 12, deliver 4): a lowered budget
  * is in force at once (writes stay within it) and the sweeps evict down to
  * it; raised again, the store holds more; the CCHT grows back up to its
