@@ -144,14 +144,6 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
     uint64_t ng = cfg->ghost ? nb * W : 0;
     uint8_t *cnt = calloc(nb * W, 1); /* freq: hits, at most 3 */
     uint16_t *ghost = ng ? calloc(ng, sizeof(uint16_t)) : NULL;
-    if (keys == NULL || stamps == NULL || used == NULL || cnt == NULL || (ng && ghost == NULL)) {
-        free(cnt);
-        free(keys);
-        free(stamps);
-        free(used);
-        free(ghost);
-        return -1;
-    }
     sketch sk = {0};
     bool sketched = cfg->admit || cfg->sketch_guard || cfg->sketch_known != 0;
     if (sketched) {
@@ -162,14 +154,16 @@ int64_t sim_model_run(const sim_trace *t, const sim_model_cfg *cfg, uint64_t *it
         sk.mask = wdt - 1;
         sk.sample = 10 * cfg->capacity;
         sk.c = calloc(4 * wdt, 1);
-        if (sk.c == NULL) {
-            free(cnt);
-            free(keys);
-            free(stamps);
-            free(used);
-            free(ghost);
-            return -1;
-        }
+    }
+    if (keys == NULL || stamps == NULL || used == NULL || cnt == NULL || (ng && ghost == NULL) ||
+        (sketched && sk.c == NULL)) {
+        free(cnt);
+        free(keys);
+        free(stamps);
+        free(used);
+        free(ghost);
+        free(sk.c);
+        return -1;
     }
     int64_t hits = 0;
     uint64_t items = 0;
