@@ -103,6 +103,12 @@ CUDIS_HD static inline uint64_t *ccht_env_rng(ccht_env *x)
     return &x->rng;
 }
 
+/* Whether the op dates the key it writes (CUDIS_F_AGED). */
+CUDIS_HD static inline bool ccht_op_aged(const cudis_op *op)
+{
+    return op->code == CUDIS_OP_SET && (op->flags & CUDIS_F_AGED);
+}
+
 /* The stamp of a key SET with CUDIS_F_AGED at clock `stamp`: under the
  * LFU policies the counter `arg` (0..255) as of now; else the clock `arg`
  * ticks before (at most the clamp's age), with the policy's bits of a key
@@ -127,7 +133,7 @@ CUDIS_HD static inline uint32_t ccht_op_stamp(const ccht_table *T, const ccht_en
                                               const uint32_t *old)
 {
     uint32_t pol = ccht_policy_of(T);
-    if (x->op->code == CUDIS_OP_SET && (x->op->flags & CUDIS_F_AGED)) {
+    if (ccht_op_aged(x->op)) {
         return ccht_aged_stamp(pol, x->stamp, x->now_ms, x->op->arg);
     }
     if (ccht_policy_bits(pol)) {
@@ -565,7 +571,7 @@ CUDIS_HD static inline void ccht_exec_write(const ccht_table *T, ccht_env *x, co
                     ccht_item_set_expire(v, old_off, plan.expire_ms);
                 }
                 ty->c[CCHT_C_VAL_BYTES] += (int64_t)plan.new_len - (int64_t)cur.val_len;
-                if (x->op->code == CUDIS_OP_SET && (x->op->flags & CUDIS_F_AGED)) {
+                if (ccht_op_aged(x->op)) {
                     cudis_store_relaxed_u32(ccht_bkt_stamp(v, loc.bucket, loc.way),
                                             ccht_op_stamp(T, x, 0));
                 } else {
